@@ -1,0 +1,1 @@
+export { root } from "./Root.ts"

@@ -1,0 +1,56 @@
+/** Action catalog administration schemas (admin surface). */
+import { Schema } from "effect"
+import { ActionParameter, HttpMethodName } from "./Action.ts"
+
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
+const Description = Schema.String.check(Schema.isMaxLength(2000))
+const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
+  description: "May hold `{param}` placeholders, filled (URL-encoded) from the call's params"
+})
+const Headers = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(4096))).annotate({
+  description: "Header values may reference tenant secrets as `{{secret:NAME}}`; secrets are stored encrypted and never returned"
+})
+
+export const AdminAction = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  http_method: HttpMethodName,
+  url: Schema.String,
+  headers: Schema.Record(Schema.String, Schema.String),
+  parameters: Schema.Array(ActionParameter),
+  is_active: Schema.Boolean,
+  requires_confirmation: Schema.Boolean,
+  created_at: Schema.String
+}).annotate({ identifier: "AdminAction" })
+export type AdminAction = typeof AdminAction.Type
+
+export const CreateAction = Schema.Struct({
+  name: Name,
+  description: Description,
+  http_method: HttpMethodName,
+  url: Url,
+  headers: Schema.optionalKey(Headers),
+  parameters: Schema.Array(ActionParameter).check(Schema.isMaxLength(50)),
+  is_active: Schema.Boolean,
+  requires_confirmation: Schema.optionalKey(Schema.Boolean)
+})
+
+export const UpdateAction = Schema.Struct({
+  name: Schema.optionalKey(Name),
+  description: Schema.optionalKey(Description),
+  http_method: Schema.optionalKey(HttpMethodName),
+  url: Schema.optionalKey(Url),
+  headers: Schema.optionalKey(Headers),
+  parameters: Schema.optionalKey(Schema.Array(ActionParameter).check(Schema.isMaxLength(50))),
+  is_active: Schema.optionalKey(Schema.Boolean),
+  requires_confirmation: Schema.optionalKey(Schema.Boolean)
+})
+
+export const SecretName = Schema.String.check(
+  Schema.isPattern(/^[A-Z][A-Z0-9_]{0,63}$/, { message: "must be UPPER_SNAKE_CASE (max 64)" })
+)
+
+export const SecretInfo = Schema.Struct({ name: Schema.String, updated_at: Schema.String })
+
+export const PutSecret = Schema.Struct({ value: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(8192)) })

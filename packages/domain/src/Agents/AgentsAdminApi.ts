@@ -1,0 +1,42 @@
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { Schema } from "effect"
+import { doc } from "../Doc.ts"
+import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { RequiredRole, SessionAuth } from "../Security.ts"
+import { Deleted } from "../Webhooks/Webhook.ts"
+import { AdminAgent, AssignActions, CreateAgent, UpdateAgent } from "./AgentAdmin.ts"
+
+const id = { id: Schema.String }
+
+/** Agent administration (`/api/admin/agents`): admins, and Space Admins for their spaces. */
+export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
+  .add(
+    HttpApiEndpoint.get("list", "/", {
+      query: { space_id: Schema.optionalKey(Schema.String) },
+      success: Schema.Struct({ agents: Schema.Array(AdminAgent) }),
+      error: [NotImplemented]
+    }).annotateMerge(doc("List agents", "A Space Admin sees the agents of their spaces.")),
+    HttpApiEndpoint.post("create", "/", {
+      payload: CreateAgent,
+      success: AdminAgent.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest, NotFound, NotImplemented]
+    }).annotateMerge(doc("Create an agent", "One primary agent per space: a new primary unsets the old one.")),
+    HttpApiEndpoint.patch("update", "/:id", { params: id, payload: UpdateAgent, success: AdminAgent, error: [InvalidRequest, NotFound, NotImplemented] })
+      .annotateMerge(doc("Update an agent")),
+    HttpApiEndpoint.delete("delete", "/:id", { params: id, success: Deleted, error: [NotFound, NotImplemented] })
+      .annotateMerge(doc("Delete an agent", "Also removes its knowledge files and action assignments.")),
+    HttpApiEndpoint.put("assignActions", "/:id/actions", {
+      params: id,
+      payload: AssignActions,
+      success: AdminAgent,
+      error: [InvalidRequest, NotFound, NotImplemented]
+    }).annotateMerge(doc("Assign actions to an agent", "Replaces the agent's action set; unknown action ids are a 400."))
+  )
+  .annotateEndpoints(RequiredRole, "space_admin")
+  .middleware(SessionAuth)
+  .prefix("/api/admin/agents")
+  .annotateMerge(OpenApi.annotations({ title: "Administration" }))
+{}

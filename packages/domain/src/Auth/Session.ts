@@ -1,0 +1,51 @@
+/** Session interface schemas (spec: "Session", "Session interface: authentication"). */
+import { Schema } from "effect"
+import { Roles } from "../Principal.ts"
+
+export const RoleId = Schema.Literals(Roles)
+
+export const Email = Schema.String.check(
+  Schema.isMaxLength(254),
+  Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "must be an email address" })
+).annotate({ format: "email" })
+
+export const Password = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)).annotate({
+  format: "password"
+})
+
+/** The signed-in user (spec: "Session"). */
+export const Session = Schema.Struct({
+  user_id: Schema.String,
+  tenant_id: Schema.String,
+  role_id: RoleId,
+  nombre: Schema.String.annotate({ description: "The user's display name" }),
+  email: Schema.String.annotate({ format: "email" })
+}).annotate({ identifier: "Session" })
+export type Session = typeof Session.Type
+
+export const LoginRequest = Schema.Struct({
+  email: Email,
+  password: Password,
+  totp_code: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "must be 6 digits" })))
+    .annotate({ description: "Required once TOTP MFA is enabled" })
+})
+
+export const ChangePasswordRequest = Schema.Struct({
+  email: Email,
+  current_password: Password,
+  new_password: Password
+})
+
+export const Success = Schema.Struct({ success: Schema.Boolean, message: Schema.String })
+
+export const MfaSetup = Schema.Struct({
+  secret: Schema.String.annotate({ description: "Base32 TOTP secret (RFC 6238, SHA-1, 6 digits, 30 s)" }),
+  otpauth_url: Schema.String,
+  qr_code: Schema.String.annotate({ description: "PNG QR code of otpauth_url as a data: URL" })
+})
+
+export const MfaVerifyRequest = Schema.Struct({
+  code: Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "must be 6 digits" }))
+})
+
+export const MfaVerified = Schema.Struct({ mfa_enabled: Schema.Boolean })

@@ -1,0 +1,69 @@
+/** Chat schemas (spec: POST /v1/chat/completions, "Events", "Chat history"). */
+import { Schema } from "effect"
+
+export const maxMessageLength = 16_000
+export const maxHistoryItems = 50
+
+export const HistoryItem = Schema.Struct({
+  role: Schema.Literals(["user", "agent", "assistant"]),
+  content: Schema.String.check(Schema.isMaxLength(maxMessageLength))
+})
+
+export const ChatRequest = Schema.Struct({
+  message: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxMessageLength)),
+  space: Schema.optionalKey(Schema.String).annotate({ description: "Space code or id; default the key's space, else the tenant's first" }),
+  chat_id: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({ description: "Continue a chat; null or absent starts one" }),
+  history: Schema.optionalKey(Schema.Array(HistoryItem).check(Schema.isMaxLength(maxHistoryItems))).annotate({
+    description: "Seeds the context of a new chat"
+  })
+})
+export type ChatRequest = typeof ChatRequest.Type
+
+/** `{type: agent_info}`: the agent the router chose, first event of every stream. */
+export const AgentInfoEvent = Schema.Struct({
+  type: Schema.Literal("agent_info"),
+  agent_id: Schema.String,
+  agent_name: Schema.optionalKey(Schema.String),
+  chat_id: Schema.String
+})
+
+/** `{text}`: a token of the answer; concatenate in order. */
+export const TextEvent = Schema.Struct({ text: Schema.String })
+
+/** `{type: system_alert}`: an action was executed. */
+export const SystemAlertEvent = Schema.Struct({
+  type: Schema.Literal("system_alert"),
+  data: Schema.Struct({
+    action_id: Schema.String,
+    action_name: Schema.String,
+    success: Schema.Boolean,
+    status_code: Schema.Int
+  })
+})
+
+/** `{type: component}`: a generative-UI widget (`action_result`, `parameter_form`). */
+export const ComponentEvent = Schema.Struct({
+  type: Schema.Literal("component"),
+  component_name: Schema.String,
+  props: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+/** `{type: error}`: the stream failed after it started; `[DONE]` follows. */
+export const ErrorEvent = Schema.Struct({ type: Schema.Literal("error"), error: Schema.String })
+
+/** Every JSON event of the chat stream; the stream ends with the line `data: [DONE]`. */
+export const ChatEvent = Schema.Union([AgentInfoEvent, SystemAlertEvent, ComponentEvent, ErrorEvent, TextEvent])
+export type ChatEvent = typeof ChatEvent.Type
+
+export const ChatMessage = Schema.Struct({
+  id: Schema.String,
+  role: Schema.Literals(["user", "agent"]),
+  content: Schema.String,
+  created_at: Schema.String,
+  agent_id: Schema.optionalKey(Schema.String)
+})
+
+export const ChatHistory = Schema.Struct({
+  chat_id: Schema.String,
+  messages: Schema.Array(ChatMessage)
+}).annotate({ identifier: "ChatHistory" })

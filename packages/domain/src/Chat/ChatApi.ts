@@ -1,0 +1,40 @@
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { Schema } from "effect"
+import { doc } from "../Doc.ts"
+import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { ApiKeyAuth, RateLimitClass, RequiredScopes } from "../Security.ts"
+import { ChatHistory, ChatRequest } from "./Chat.ts"
+
+/** The chat stream as documented: `text/event-stream` of `data: <json>` events. */
+export const ChatStream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" })).annotate({
+  description:
+    "Server-Sent Events. Each event is `data: <json>` followed by a blank line: first `{type: \"agent_info\", agent_id, chat_id}`, then `{text}` tokens in order, `{type: \"system_alert\", data: {action_id, action_name, success, status_code}}` per action run, `{type: \"component\", component_name, props}` widgets, `{type: \"error\", error}` if it fails after starting; last `data: [DONE]`. Comment heartbeats (`: ping`) every 15 s. The chat id is also in the `X-Chat-Id` header."
+})
+
+/** Chat over the API-key interface (`/v1/chat`). */
+export class ChatApi extends HttpApiGroup.make("chat")
+  .add(
+    HttpApiEndpoint.post("completions", "/completions", {
+      payload: ChatRequest,
+      success: ChatStream,
+      error: [InvalidRequest, NotFound, NotImplemented]
+    })
+      .annotate(RateLimitClass, "heavy")
+      .annotateMerge(doc(
+        "Chat with an agent",
+        "The router picks the agent (a mention by name, else the best match of the message against the agents' summaries and knowledge, else the space's primary agent). 404 for an unknown `chat_id` or `space`."
+      )),
+    HttpApiEndpoint.get("history", "/history/:chatId", {
+      params: { chatId: Schema.String },
+      success: ChatHistory,
+      error: [NotFound, NotImplemented]
+    }).annotateMerge(doc("Read a chat's history", "Messages in order; 404 for an unknown chat."))
+  )
+  .annotateEndpoints(RequiredScopes, ["chat"])
+  .middleware(ApiKeyAuth)
+  .prefix("/v1/chat")
+  .annotateMerge(OpenApi.annotations({ title: "Chat" }))
+{}

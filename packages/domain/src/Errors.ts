@@ -1,0 +1,126 @@
+/**
+ * Errors shared by every group of the API.
+ *
+ * Each error is a Schema tagged error carrying its HTTP status, so the server,
+ * the derived SDK client and the OpenAPI description all get it from here. The
+ * body always has the contract's `error` string (spec: "The general error body
+ * is `{error: string}`"); `_tag` names the error so SDK users can match on it.
+ */
+import { Schema } from "effect"
+
+const body = { error: Schema.String }
+
+/** 400: a payload, query, path parameter or header failed validation. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", body, {
+  httpApiStatus: 400,
+  description: "The request is malformed or fails validation; `error` names the offending field."
+}) {}
+
+/** 401: no valid credential (API key or session) was presented. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", body, {
+  httpApiStatus: 401,
+  description: "Missing, invalid, expired or revoked credentials."
+}) {}
+
+/** 403: the credential is valid but lacks a scope. */
+export class ScopeMissing extends Schema.TaggedError<ScopeMissing>()("ScopeMissing", body, {
+  httpApiStatus: 403,
+  description: "The API key lacks the scope this endpoint needs; `error` names it."
+}) {}
+
+/** 403: the signed-in user lacks the role this endpoint needs. */
+export class RoleMissing extends Schema.TaggedError<RoleMissing>()("RoleMissing", body, {
+  httpApiStatus: 403,
+  description: "The signed-in user lacks the role this endpoint needs."
+}) {}
+
+/** 403: the endpoint needs a signed-in session and an API key was presented. */
+export class SessionRequired extends Schema.TaggedError<SessionRequired>()("SessionRequired", body, {
+  httpApiStatus: 403,
+  description: "This endpoint needs a signed-in session; API keys are refused here."
+}) {}
+
+/** 403: a tenant feature flag is off. */
+export class FeatureDisabled extends Schema.TaggedError<FeatureDisabled>()("FeatureDisabled", body, {
+  httpApiStatus: 403,
+  description: "The tenant feature flag this endpoint belongs to is off."
+}) {}
+
+/** 403: the caller's IP is outside the tenant's allowlist. */
+export class IpNotAllowed extends Schema.TaggedError<IpNotAllowed>()("IpNotAllowed", body, {
+  httpApiStatus: 403,
+  description: "The client IP address is outside the tenant's IP allowlist."
+}) {}
+
+/** 403: the account is blocked (locked out, or blocked by an administrator). */
+export class AccountBlocked extends Schema.TaggedError<AccountBlocked>()("AccountBlocked", body, {
+  httpApiStatus: 403,
+  description: "The account is blocked or temporarily locked out."
+}) {}
+
+/** 403: the caller may not act on this resource (e.g. not a participant). */
+export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", body, {
+  httpApiStatus: 403,
+  description: "The caller may not act on this resource."
+}) {}
+
+/** 404: the resource does not exist, or belongs to another tenant (never 403 across tenants). */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", body, {
+  httpApiStatus: 404,
+  description: "The resource does not exist or belongs to another tenant."
+}) {}
+
+/** 409: the resource is not in a state that allows the operation. */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", body, {
+  httpApiStatus: 409,
+  description: "The resource's current state does not allow this operation."
+}) {}
+
+/** 412: the password expired or must be changed before signing in. */
+export class PasswordChangeRequired extends Schema.TaggedError<PasswordChangeRequired>()(
+  "PasswordChangeRequired",
+  body,
+  {
+    httpApiStatus: 412,
+    description: "The password expired or must be changed: call POST /api/auth/change-password."
+  }
+) {}
+
+/** 413: the request body is larger than the server accepts. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", body, {
+  httpApiStatus: 413,
+  description: "The request body exceeds the size limit."
+}) {}
+
+/**
+ * 429: a rate limit was exceeded. The response carries `Retry-After` and
+ * `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` headers.
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", body, {
+  httpApiStatus: 429,
+  description: "Rate limit exceeded; retry after the number of seconds in the `Retry-After` header."
+}) {}
+
+/** 501: the endpoint is declared in the contract but not built yet. */
+export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", body, {
+  httpApiStatus: 501,
+  description: "Declared in the contract but not implemented by this release."
+}) {}
+
+/** 502: an upstream system failed. */
+export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("UpstreamFailed", body, {
+  httpApiStatus: 502,
+  description: "An upstream system failed."
+}) {}
+
+/** 503: a dependency (database, key-value store) is unavailable. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", body, {
+  httpApiStatus: 503,
+  description: "A dependency of the service is unavailable; retry later."
+}) {}
+
+/** The errors every endpoint may answer with, regardless of its group. */
+export const Common = [InvalidRequest, NotImplemented] as const
+
+/** The message of the 501 every not-yet-built endpoint answers with. */
+export const notImplemented = () => new NotImplemented({ error: "not implemented" })

@@ -1,0 +1,109 @@
+/**
+ * How endpoints are authenticated and authorized, declared once.
+ *
+ * Two middlewares exist, one per interface of the spec: `ApiKeyAuth` for the
+ * `/v1` API-key interface and `SessionAuth` for the `/api` session interface.
+ * Endpoint annotations say what each endpoint needs (scopes, rate-limit class,
+ * role); the server's middleware reads them, so a requirement is written once,
+ * next to the endpoint it guards.
+ */
+import { Context } from "effect"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
+import * as OpenApi from "effect/http-api/OpenApi"
+import {
+  AccountBlocked,
+  IpNotAllowed,
+  RateLimited,
+  RoleMissing,
+  ScopeMissing,
+  SessionRequired,
+  Unauthenticated
+} from "./Errors.ts"
+import { CurrentPrincipal } from "./Principal.ts"
+
+/** Scope names an API key may carry (spec table plus `scim`). */
+export const Scopes = [
+  "chat",
+  "agents",
+  "agents:read",
+  "files",
+  "knowledge:read",
+  "knowledge:write",
+  "actions",
+  "actions:read",
+  "actions:execute",
+  "analytics",
+  "usage:read",
+  "scim"
+] as const
+export type Scope = typeof Scopes[number]
+
+/**
+ * The scopes that grant an endpoint, any one of them being enough (a broad
+ * scope and its narrow one are alternatives: spec "Authentication", rule 6).
+ */
+export const RequiredScopes = Context.Reference<ReadonlyArray<Scope>>(
+  "@agent-platform/domain/Security/RequiredScopes",
+  { defaultValue: () => [] }
+)
+
+/**
+ * The per-minute limit class of an endpoint (spec "Limits"): `heavy` is chat,
+ * ingest and execute (60/min), `data` every other key-authenticated endpoint
+ * (300/min). The key's own `rate_limit_rpm` applies too; the stricter wins.
+ */
+export type RateLimitClass = "heavy" | "data"
+export const RateLimitClass = Context.Reference<RateLimitClass>(
+  "@agent-platform/domain/Security/RateLimitClass",
+  { defaultValue: () => "data" }
+)
+
+/** The limits per class, per key and minute. */
+export const rateLimitPerMinute: Record<RateLimitClass, number> = { heavy: 60, data: 300 }
+
+/**
+ * The role a session endpoint needs: `user` any signed-in user, `admin`
+ * r_admin or r_superadmin, `space_admin` an admin or an r_space_admin (whose
+ * reach the service limits to their assigned spaces), `security_officer`
+ * r_security_officer or r_superadmin, `superadmin` r_superadmin only.
+ */
+export type RoleRequirement = "user" | "admin" | "space_admin" | "security_officer" | "superadmin"
+export const RequiredRole = Context.Reference<RoleRequirement>(
+  "@agent-platform/domain/Security/RequiredRole",
+  { defaultValue: () => "user" }
+)
+
+/** The API key carrier: `Authorization: Bearer sk_live_...`. */
+export const apiKeySecurity = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "API key `sk_live_` + 64 hex characters, created with POST /v1/keys. If a cookie is also sent, the key alone decides."
+  )
+)
+
+/** The session carrier: the `Service-Token` cookie set by POST /api/auth/login (`service_session` is accepted too). */
+export const sessionSecurity = HttpApiSecurity.apiKey({ key: "Service-Token", in: "cookie" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "Session JWT set by POST /api/auth/login in the HttpOnly cookie `Service-Token` (the name `service_session` is accepted too). Lifetime 30 minutes, renewed on use."
+  )
+)
+
+/** Authenticates the `/v1` interface with an API key, checks scopes and applies rate limits. */
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentPrincipal }>()(
+  "@agent-platform/domain/Security/ApiKeyAuth",
+  {
+    security: { apiKey: apiKeySecurity },
+    error: [Unauthenticated, ScopeMissing, RateLimited]
+  }
+) {}
+
+/** Authenticates the `/api` interface with a session and checks the endpoint's role. */
+export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentPrincipal }>()(
+  "@agent-platform/domain/Security/SessionAuth",
+  {
+    security: { session: sessionSecurity },
+    error: [Unauthenticated, SessionRequired, RoleMissing, IpNotAllowed, AccountBlocked]
+  }
+) {}

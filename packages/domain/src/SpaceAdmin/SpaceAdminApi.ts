@@ -1,0 +1,36 @@
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { Schema } from "effect"
+import { doc } from "../Doc.ts"
+import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { RequiredRole, SessionAuth } from "../Security.ts"
+
+export const SpaceAdminAssignment = Schema.Struct({
+  id: Schema.String,
+  user_id: Schema.String,
+  space_id: Schema.String,
+  space_code: Schema.String,
+  created_at: Schema.String
+}).annotate({ identifier: "SpaceAdminAssignment" })
+
+export const AssignSpaceAdmin = Schema.Struct({ user_id: Schema.String, space_id: Schema.String })
+
+/** Space Admin assignments (`/api/space-admin/assignments`, admin). */
+export class SpaceAdminApi extends HttpApiGroup.make("spaceAdmin")
+  .add(
+    HttpApiEndpoint.get("list", "/assignments", {
+      success: Schema.Struct({ assignments: Schema.Array(SpaceAdminAssignment) }),
+      error: [NotImplemented]
+    }).annotateMerge(doc("List Space Admin assignments")),
+    HttpApiEndpoint.post("assign", "/assignments", {
+      payload: AssignSpaceAdmin,
+      success: SpaceAdminAssignment,
+      error: [InvalidRequest, NotFound, NotImplemented]
+    }).annotateMerge(doc("Make a user Space Admin of a space", "The user gets role r_space_admin (if not an admin) and administers that space's agents only. Idempotent."))
+  )
+  .annotateEndpoints(RequiredRole, "admin")
+  .middleware(SessionAuth)
+  .prefix("/api/space-admin")
+  .annotateMerge(OpenApi.annotations({ title: "Space Admin" }))
+{}

@@ -1,0 +1,23 @@
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { Schema } from "effect"
+import { doc } from "../Doc.ts"
+import { InvalidRequest, NotImplemented } from "../Errors.ts"
+import { ApiKeyAuth, RequiredScopes } from "../Security.ts"
+import { Usage, UsagePeriod } from "./Usage.ts"
+
+/** Usage metrics of the key's tenant (`/v1/usage`). */
+export class UsageApi extends HttpApiGroup.make("usage")
+  .add(
+    HttpApiEndpoint.get("get", "/", {
+      query: { period: Schema.optionalKey(UsagePeriod).annotate({ description: "24h, 7d or 30d (default 30d)" }) },
+      success: Usage,
+      error: [InvalidRequest, NotImplemented]
+    }).annotateMerge(doc("Usage metrics", "Message volume, tokens consumed and successful action executions, in total and per space."))
+  )
+  .annotateEndpoints(RequiredScopes, ["analytics", "usage:read"])
+  .middleware(ApiKeyAuth)
+  .prefix("/v1/usage")
+  .annotateMerge(OpenApi.annotations({ title: "Usage" }))
+{}

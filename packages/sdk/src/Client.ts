@@ -1,0 +1,81 @@
+/**
+ * The typed client of the platform API, derived from the one HttpApi the
+ * server implements: every endpoint, payload, success and error is checked at
+ * compile time and decoded at run time.
+ *
+ * Authenticate with an API key (`apiKey`) for the `/v1` interface, or sign in
+ * with `auth.login` for the `/api` session interface: the client keeps the
+ * session cookie it receives and sends it back.
+ */
+import { Context, Effect, Layer, Redacted, Ref } from "effect"
+import * as Cookies from "effect/http/Cookies"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import { Api } from "@agent-platform/domain"
+
+export interface ClientOptions {
+  /** Where the service listens, e.g. `http://127.0.0.1:8080`. */
+  readonly baseUrl: string
+  /** An API key `sk_live_...`, sent as `Authorization: Bearer`. */
+  readonly apiKey?: string | Redacted.Redacted<string> | undefined
+  /** A session token (the `Service-Token` cookie value) from an earlier login. */
+  readonly sessionToken?: string | undefined
+  /** Extra headers for every request (e.g. `X-Request-Id`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/** The derived client: one property per group, one method per endpoint. */
+export type PlatformClient = HttpApiClient.ForApi<typeof Api>
+
+/** The client plus its cookie jar (holding the session after a login). */
+export interface Connected {
+  readonly api: PlatformClient
+  readonly cookies: Ref.Ref<ReadonlyArray<Cookies.Cookie>>
+  /** The current session token, if signed in. */
+  readonly sessionToken: Effect.Effect<string | undefined>
+}
+
+export const sessionCookieName = "Service-Token"
+
+/** Builds the client over the given `HttpClient` (fetch by default, see {@link layer}). */
+export const make: (options: ClientOptions) => Effect.Effect<Connected, never, HttpClient.HttpClient> = Effect
+  .fnUntraced(function*(options: ClientOptions) {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "")
+  const initial = options.sessionToken === undefined
+    ? []
+    : Cookies.mergeIntoArray(
+      [],
+      baseUrl,
+      Cookies.fromSetCookie(`${sessionCookieName}=${options.sessionToken}; Path=/`),
+      Date.now()
+    )
+  const cookies = yield* Ref.make<ReadonlyArray<Cookies.Cookie>>(initial)
+  const apiKey = options.apiKey === undefined
+    ? undefined
+    : Redacted.isRedacted(options.apiKey)
+    ? options.apiKey
+    : Redacted.make(options.apiKey)
+  const api = yield* HttpApiClient.make(Api, {
+    baseUrl,
+    transformClient: (client) =>
+      client.pipe(
+        HttpClient.mapRequest((request) => {
+          let next = options.headers === undefined ? request : HttpClientRequest.setHeaders(request, options.headers)
+          if (apiKey !== undefined) next = HttpClientRequest.bearerToken(next, Redacted.value(apiKey))
+          return next
+        }),
+        HttpClient.withCookiesRef(cookies)
+      )
+  })
+  const sessionToken = Effect.map(Ref.get(cookies), (jar) => jar.find((c) => c.name === sessionCookieName)?.value)
+  return { api, cookies, sessionToken } satisfies Connected
+})
+
+/** The client as a service. */
+export class PlatformApi extends Context.Service<PlatformApi, Connected>()("@agent-platform/sdk/PlatformApi") {
+  /** A client over `fetch`. */
+  static readonly layer = (options: ClientOptions) =>
+    Layer.effect(PlatformApi, make(options)).pipe(Layer.provide(FetchHttpClient.layer))
+}

@@ -1,0 +1,2 @@
+export * from "./Client.ts"
+export * from "./PromiseClient.ts"

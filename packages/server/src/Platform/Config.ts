@@ -1,0 +1,98 @@
+/**
+ * The service's configuration, read once from the environment with effect's
+ * Config. Every setting has a default that works on a fresh machine; a bad
+ * value fails start-up with one line naming the variable.
+ */
+import { Config, Context, Layer, type LogLevel, Option, Redacted, Schema } from "effect"
+
+/** Which parts of the service this process runs (API replicas and job workers scale separately). */
+export type ProcessRole = "all" | "api" | "jobs"
+
+export interface ServerConfigShape {
+  readonly host: string
+  readonly port: number
+  /** Real PostgreSQL; `None` runs the embedded PGlite database in `dataDir`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  /** Redis for the key-value store and shared rate limits; `None` keeps them in PostgreSQL / memory. */
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  /** Namespaces every Redis key, so several deployments (or test runs) can share one Redis. */
+  readonly redisPrefix: string
+  readonly sessionSecret: Option.Option<Redacted.Redacted>
+  readonly role: ProcessRole
+  readonly logLevel: LogLevel.LogLevel
+  /** `json` (one object per line) or `pretty`; default json unless stdout is a terminal. */
+  readonly logFormat: "json" | "pretty"
+  readonly bootstrapTenant: string
+  readonly bootstrapAdminEmail: string
+  readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
+  /** Origins allowed by CORS; empty = CORS off, `*` = any origin. */
+  readonly corsOrigins: ReadonlyArray<string>
+  /** Take the client IP from X-Forwarded-For (only behind a trusted proxy). */
+  readonly trustProxy: boolean
+  /** Largest JSON body accepted, in bytes (ingest allows its own, larger, limit). */
+  readonly maxBodyBytes: number
+  /** Period of the scheduled workers' cycle, in milliseconds. */
+  readonly cronIntervalMs: number
+  readonly actionsTimeoutMs: number
+  readonly actionsMaxResponseBytes: number
+  readonly actionsAllowPrivateNetworks: boolean
+  readonly webhookRetryBaseMs: number
+  readonly webhookMaxAttempts: number
+  readonly openAiBaseUrl: Option.Option<string>
+  readonly openAiApiKey: Option.Option<Redacted.Redacted>
+  readonly openAiModel: string
+  readonly openAiEmbeddingModel: string
+}
+
+const PositiveInt = Schema.FiniteFromString.check(Schema.isInt(), Schema.isGreaterThan(0))
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.schema(PositiveInt, name).pipe(Config.withDefault(fallback))
+
+const list = (name: string) =>
+  Config.String(name).pipe(
+    Config.map((s) => s.split(",").map((x) => x.trim()).filter((x) => x.length > 0)),
+    Config.withDefault<ReadonlyArray<string>>([])
+  )
+
+export const serverConfig = Config.all({
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  // 0 asks the OS for a free port (tests).
+  port: Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65535 })), "PORT")
+    .pipe(Config.withDefault(8080)),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.NonEmptyString("DATA_DIR").pipe(Config.withDefault("./.data")),
+  redisUrl: Config.option(Config.Redacted("REDIS_URL")),
+  redisPrefix: Config.String("REDIS_PREFIX").pipe(Config.withDefault("agent-platform:")),
+  sessionSecret: Config.option(Config.Redacted("SESSION_SECRET")),
+  role: Config.Literals(["all", "api", "jobs"], "ROLE").pipe(Config.withDefault("all" as const)),
+  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
+  logFormat: Config.Literals(["json", "pretty"], "LOG_FORMAT").pipe(
+    Config.withDefault(process.stdout.isTTY ? "pretty" as const : "json" as const)
+  ),
+  bootstrapTenant: Config.NonEmptyString("BOOTSTRAP_TENANT").pipe(Config.withDefault("default")),
+  bootstrapAdminEmail: Config.NonEmptyString("BOOTSTRAP_ADMIN_EMAIL").pipe(Config.withDefault("admin@example.com")),
+  bootstrapAdminPassword: Config.option(Config.Redacted("BOOTSTRAP_ADMIN_PASSWORD")),
+  corsOrigins: list("CORS_ORIGINS"),
+  trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  maxBodyBytes: positiveInt("MAX_BODY_BYTES", 1024 * 1024),
+  cronIntervalMs: positiveInt("CRON_INTERVAL_MS", 30_000),
+  actionsTimeoutMs: positiveInt("ACTIONS_TIMEOUT_MS", 10_000),
+  actionsMaxResponseBytes: positiveInt("ACTIONS_MAX_RESPONSE_BYTES", 1024 * 1024),
+  actionsAllowPrivateNetworks: Config.Boolean("ACTIONS_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
+  webhookRetryBaseMs: positiveInt("WEBHOOK_RETRY_BASE_MS", 30_000),
+  webhookMaxAttempts: positiveInt("WEBHOOK_MAX_ATTEMPTS", 8),
+  openAiBaseUrl: Config.option(Config.String("OPENAI_BASE_URL")),
+  openAiApiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
+  openAiModel: Config.String("OPENAI_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  openAiEmbeddingModel: Config.String("OPENAI_EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small"))
+})
+
+/** The configuration of this process. */
+export class ServerConfig extends Context.Service<ServerConfig, ServerConfigShape>()(
+  "@agent-platform/server/Platform/ServerConfig"
+) {
+  /** Reads the configuration from the current ConfigProvider (the environment by default). */
+  static readonly layer = Layer.effect(ServerConfig, serverConfig)
+}

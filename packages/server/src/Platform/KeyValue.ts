@@ -1,0 +1,67 @@
+/**
+ * The key-value store: effect's `KeyValueStore`, on Redis when `REDIS_URL` is
+ * set (shared by every replica), else on a PostgreSQL table.
+ */
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as Redis from "effect/persistence/Redis"
+import { ServerConfig } from "./Config.ts"
+
+const storeError = (method: string) => (cause: unknown) =>
+  new KeyValueStore.KeyValueStoreError({ method, message: `Redis ${method} failed`, cause })
+
+/** A KeyValueStore over Redis; every key is namespaced with `prefix`. */
+export const makeRedisStore = (redis: Redis.Redis["Service"], prefix: string): KeyValueStore.KeyValueStore => {
+  const scanKeys = Effect.gen(function*() {
+    const keys: Array<string> = []
+    let cursor = "0"
+    do {
+      const [next, batch] = yield* redis.send<[string, Array<string>]>(
+        "SCAN",
+        cursor,
+        "MATCH",
+        `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`,
+        "COUNT",
+        "500"
+      )
+      cursor = next
+      keys.push(...batch)
+    } while (cursor !== "0")
+    return keys
+  })
+  const deleteAll = (keys: ReadonlyArray<string>) =>
+    keys.length === 0 ? Effect.void : Effect.asVoid(redis.send("UNLINK", ...keys))
+  return KeyValueStore.makeStringOnly({
+    get: (key) => redis.send<string | null>("GET", prefix + key).pipe(
+      Effect.map((value) => value ?? undefined),
+      Effect.mapError(storeError("get"))
+    ),
+    set: (key, value) => Effect.asVoid(redis.send("SET", prefix + key, value)).pipe(Effect.mapError(storeError("set"))),
+    remove: (key) => Effect.asVoid(redis.send("DEL", prefix + key)).pipe(Effect.mapError(storeError("remove"))),
+    clear: Effect.flatMap(scanKeys, deleteAll).pipe(Effect.mapError(storeError("clear"))),
+    size: Effect.map(scanKeys, (keys) => keys.length).pipe(Effect.mapError(storeError("size"))),
+    keys: Effect.map(scanKeys, (keys) => keys.map((key) => key.slice(prefix.length))).pipe(
+      Effect.mapError(storeError("keys"))
+    )
+  })
+}
+
+/** The Redis connection, when `REDIS_URL` is set. */
+export const RedisLive = (url: Redacted.Redacted) => NodeRedis.layer({ url: Redacted.value(url) })
+
+/** Chooses the KeyValueStore backend from the configuration. */
+export const KeyValueLive = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* ServerConfig
+  return Option.match(config.redisUrl, {
+    onNone: () => KeyValueStore.layerSql({ table: "kv_store" }),
+    onSome: (url) =>
+      Layer.effect(
+        KeyValueStore.KeyValueStore,
+        Effect.gen(function*() {
+          const redis = yield* Redis.Redis
+          return makeRedisStore(redis, `${config.redisPrefix}kv:`)
+        })
+      ).pipe(Layer.provide(RedisLive(url)))
+  })
+}))

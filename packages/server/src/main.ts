@@ -1,0 +1,60 @@
+/**
+ * The service's entry point: `pnpm start`. Reads the configuration, opens the
+ * database, migrates, bootstraps, then serves and/or runs the workers until
+ * SIGTERM or SIGINT (in-flight requests finish, workers stop after their
+ * current step).
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Effect, Layer, Option } from "effect"
+import { serverConfig, ServerConfig } from "./Platform/Config.ts"
+import { AppLive, LoggingLive } from "./Server.ts"
+
+/** One line for a start-up failure the user can fix, or undefined for a bug. */
+const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined => {
+  const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string } | undefined
+  switch (error?._tag) {
+    case "ConfigError":
+      return `Invalid configuration: ${error.message}`
+    case "SessionSecretInvalid":
+    case "DataDirLocked":
+      return error.message
+    case "SqlError":
+      return `Cannot reach the database: ${error.message}. Check DATABASE_URL, or unset it to use the embedded database.`
+    case "RedisError":
+      return `Cannot reach Redis: ${error.message}. Check REDIS_URL, or unset it to keep the key-value store in PostgreSQL.`
+    case "MigrationError":
+      return `Database migration failed: ${error.message}`
+    default:
+      return undefined
+  }
+}
+
+const exitOnStartupFailure = (cause: Cause.Cause<unknown>) => {
+  const line = describeStartupFailure(cause)
+  if (line === undefined || Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+  return Effect.sync(() => {
+    console.error(line)
+    process.exit(1)
+  })
+}
+
+const program = Effect.gen(function*() {
+  const config = yield* serverConfig
+  const serve = Effect.gen(function*() {
+    if (config.role !== "jobs") {
+      const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+      yield* Effect.logInfo(`listening on ${base}: API reference ${base}/docs, contract ${base}/openapi.json`)
+    }
+    yield* Effect.logInfo(
+      `role ${config.role}; database ${
+        Option.isSome(config.databaseUrl) ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${config.dataDir}`
+      }; key-value store ${Option.isSome(config.redisUrl) ? "Redis (REDIS_URL)" : "PostgreSQL"}`
+    )
+    return yield* Effect.never
+  })
+  return yield* serve.pipe(
+    Effect.provide(Layer.merge(AppLive, LoggingLive).pipe(Layer.provide(Layer.succeed(ServerConfig, config))))
+  )
+}).pipe(Effect.catchCause(exitOnStartupFailure))
+
+NodeRuntime.runMain(program)

@@ -1,0 +1,112 @@
+/**
+ * An in-process server for HTTP-level tests, on its own database: a copy of
+ * the migrated template (embedded PGlite by default, or a fresh database on
+ * the real PostgreSQL of `TEST_DATABASE_URL`), with Redis under a private key
+ * prefix when `TEST_REDIS_URL` is set. Everything is dropped afterwards.
+ */
+import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpServer from "effect/http/HttpServer"
+import * as SqlClient from "effect/sql/SqlClient"
+import { readFileSync } from "node:fs"
+import { createClient } from "redis"
+import { inject } from "vitest"
+import * as Sdk from "@agent-platform/sdk"
+import { ServerConfig } from "../src/Platform/Config.ts"
+import { layerEmbedded, layerPostgres } from "../src/Platform/Database.ts"
+import { makeApp } from "../src/Server.ts"
+import { onServer } from "./globalSetup.ts"
+
+export const adminEmail = "admin@example.com"
+export const adminPassword = "Bootstrap-Passw0rd!"
+
+/** The test database: a copy of the migrated template. */
+const testDatabase = Layer.unwrap(Effect.gen(function*() {
+  const url = process.env.TEST_DATABASE_URL
+  if (url === undefined || url === "") {
+    const template = new Blob([readFileSync(inject("embeddedTemplate"))])
+    return layerEmbedded({ dataDir: undefined, loadDataDir: template })
+  }
+  const name = `ap_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
+  yield* Effect.acquireRelease(
+    Effect.promise(() =>
+      onServer(url, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${inject("postgresTemplate")}"`)))
+    ),
+    () =>
+      Effect.promise(() =>
+        onServer(url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)))
+      )
+  )
+  const databaseUrl = new URL(url)
+  databaseUrl.pathname = `/${name}`
+  return layerPostgres(Redacted.make(databaseUrl.toString()))
+}))
+
+/** Deletes the run's Redis keys when the server stops. */
+const redisCleanup = (url: string, prefix: string) =>
+  Effect.addFinalizer(() =>
+    Effect.promise(async () => {
+      const client = createClient({ url })
+      await client.connect()
+      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+        if (keys.length > 0) await client.unlink(keys)
+      }
+      await client.close()
+    }).pipe(Effect.ignore)
+  )
+
+export interface TestServerShape {
+  readonly baseUrl: string
+  /** A typed client; pass `apiKey` or `sessionToken` to authenticate. */
+  readonly client: (options?: Omit<Sdk.ClientOptions, "baseUrl">) => Effect.Effect<Sdk.Connected>
+  /** A client signed in as the bootstrap superadmin. */
+  readonly admin: Effect.Effect<Sdk.Connected>
+}
+
+export class TestServer extends Context.Service<TestServer, TestServerShape>()("test/TestServer") {}
+
+/**
+ * The server under test; `env` overrides configuration variables (e.g.
+ * `{ CRON_INTERVAL_MS: "200" }`); `redis: false` keeps the key-value store in
+ * PostgreSQL even when the run has Redis.
+ */
+export const layer = (env: Record<string, string> = {}, options: { readonly redis?: boolean } = {}) => {
+  const redisUrl = options.redis === false ? undefined : process.env.TEST_REDIS_URL
+  const redisPrefix = `ap-test:${crypto.randomUUID()}:`
+  const config = ConfigProvider.fromUnknown({
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SESSION_SECRET: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex"),
+    BOOTSTRAP_ADMIN_EMAIL: adminEmail,
+    BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+    ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
+    CRON_INTERVAL_MS: "1000",
+    LOG_LEVEL: "Warn",
+    ...(redisUrl === undefined || redisUrl === "" ? {} : { REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }),
+    ...env
+  })
+  const server = Layer.effect(
+    TestServer,
+    Effect.gen(function*() {
+      if (redisUrl !== undefined && redisUrl !== "") yield* redisCleanup(redisUrl, redisPrefix)
+      const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address))
+      const client = (options: Omit<Sdk.ClientOptions, "baseUrl"> = {}) =>
+        Sdk.make({ baseUrl, ...options }).pipe(Effect.provide(FetchHttpClient.layer))
+      const admin = Effect.gen(function*() {
+        const connected = yield* client()
+        yield* connected.api.auth.login({ payload: { email: adminEmail, password: adminPassword } }).pipe(Effect.orDie)
+        return connected
+      })
+      return TestServer.of({ baseUrl, client, admin })
+    })
+  )
+  return server.pipe(
+    Layer.provideMerge(makeApp(testDatabase)),
+    Layer.provide(ServerConfig.layer),
+    Layer.provide(ConfigProvider.layer(config))
+  )
+}
+
+/** Options for `layer(testServer(...), serverSuite)`: real clock in the server, generous start-up time. */
+export const serverSuite = { excludeTestServices: true, timeout: "180 seconds" } as const
