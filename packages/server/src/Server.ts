@@ -13,6 +13,7 @@ import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
 import { Api } from "@agent-platform/domain"
 import { createServer } from "node:http"
 import { ModelNames } from "./Ai/ModelNames.ts"
+import { AuditLog } from "./Audit/AuditLog.ts"
 import { Health } from "./Health/Health.ts"
 import { HealthHttp } from "./Health/HealthHttp.ts"
 import { AuthenticationLive } from "./Identity/Authentication.ts"
@@ -20,6 +21,7 @@ import { Passwords } from "./Identity/Passwords.ts"
 import { SessionSecret } from "./Identity/SessionSecret.ts"
 import { ServerConfig } from "./Platform/Config.ts"
 import { CronTicks, runWorker } from "./Platform/Cron.ts"
+import { Encryption } from "./Platform/Encryption.ts"
 import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
 import { CorsLive, HttpEdgeLive } from "./Platform/HttpEdge.ts"
 import { KeyValueLive } from "./Platform/KeyValue.ts"
@@ -36,7 +38,7 @@ export const makeStorage = (database: DatabaseLayer) =>
 
 /** Services shared by the API and the workers. */
 export const makeServices = (database: DatabaseLayer) =>
-  Layer.mergeAll(Health.layer).pipe(
+  Layer.mergeAll(Health.layer, Encryption.layer, AuditLog.layer).pipe(
     Layer.provideMerge(
       Layer.mergeAll(CronTicks.layer, OutboundBreaker.layer, ModelNames.layer, Passwords.layer, SessionSecret.layer)
     ),

@@ -19,6 +19,8 @@ export interface ServerConfigShape {
   /** Namespaces every Redis key, so several deployments (or test runs) can share one Redis. */
   readonly redisPrefix: string
   readonly sessionSecret: Option.Option<Redacted.Redacted>
+  /** Key material for secrets at rest; unset = derived from the session secret. */
+  readonly encryptionKey: Option.Option<Redacted.Redacted>
   readonly role: ProcessRole
   readonly logLevel: LogLevel.LogLevel
   /** `json` (one object per line) or `pretty`; default json unless stdout is a terminal. */
@@ -66,6 +68,7 @@ export const serverConfig = Config.all({
   redisUrl: Config.option(Config.Redacted("REDIS_URL")),
   redisPrefix: Config.String("REDIS_PREFIX").pipe(Config.withDefault("agent-platform:")),
   sessionSecret: Config.option(Config.Redacted("SESSION_SECRET")),
+  encryptionKey: Config.option(Config.Redacted("ENCRYPTION_KEY")),
   role: Config.Literals(["all", "api", "jobs"], "ROLE").pipe(Config.withDefault("all" as const)),
   logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
   logFormat: Config.Literals(["json", "pretty"], "LOG_FORMAT").pipe(

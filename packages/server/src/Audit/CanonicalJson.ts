@@ -1,0 +1,13 @@
+/**
+ * Canonical JSON: object keys sorted at every depth, no whitespace. The audit
+ * chains hash rows in this form, so a row re-read from the database hashes to
+ * the same value it was written with.
+ */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null)
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
+}
