@@ -58,11 +58,12 @@ export const make: (options: ClientOptions) => Effect.Effect<Connected, never, H
     ? options.apiKey
     : Redacted.make(options.apiKey)
   const api = yield* HttpApiClient.make(Api, {
-    baseUrl,
     transformClient: (client) =>
       client.pipe(
+        // The base URL goes on first: the cookie jar picks cookies by the request's full URL.
         HttpClient.mapRequest((request) => {
-          let next = options.headers === undefined ? request : HttpClientRequest.setHeaders(request, options.headers)
+          let next = HttpClientRequest.prependUrl(request, baseUrl)
+          if (options.headers !== undefined) next = HttpClientRequest.setHeaders(next, options.headers)
           if (apiKey !== undefined) next = HttpClientRequest.bearerToken(next, Redacted.value(apiKey))
           return next
         }),

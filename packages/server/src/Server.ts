@@ -6,7 +6,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Logger } from "effect"
 import * as References from "effect/References"
-import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
@@ -28,6 +28,23 @@ import { KeyValueLive } from "./Platform/KeyValue.ts"
 import { notImplementedGroup } from "./Platform/NotImplemented.ts"
 import { OutboundBreaker } from "./Platform/OutboundBreaker.ts"
 import { BootstrapLive } from "./Tenants/Bootstrap.ts"
+import { Tenants } from "./Tenants/Tenants.ts"
+import { AdminHttp, SpaceAdminHttp } from "./Admin/AdminHttp.ts"
+import { AuditHttp } from "./Audit/AuditHttp.ts"
+import { AuthHttp } from "./Auth/AuthHttp.ts"
+import { Mfa } from "./Auth/Mfa.ts"
+import { Sessions } from "./Auth/Sessions.ts"
+import { SignIn } from "./Auth/SignIn.ts"
+import { ApiKeys } from "./Keys/ApiKeys.ts"
+import { KeysHttp } from "./Keys/KeysHttp.ts"
+import { Notifications } from "./Platform/Notifications.ts"
+import { RateLimits } from "./Platform/RateLimits.ts"
+import { IpAllowlist } from "./SecurityPolicies/IpAllowlist.ts"
+import { PasswordPolicies } from "./SecurityPolicies/PasswordPolicies.ts"
+import { SecurityPoliciesHttp } from "./SecurityPolicies/SecurityPoliciesHttp.ts"
+import { SpaceAdmins } from "./SpaceAdmin/SpaceAdmins.ts"
+import { Users } from "./Users/Users.ts"
+import { UsersRepo } from "./Users/UsersRepo.ts"
 
 /** The database backend: PostgreSQL or embedded (tests bring their own). */
 export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseMode, unknown, ServerConfig>
@@ -36,20 +53,29 @@ export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient 
 export const makeStorage = (database: DatabaseLayer) =>
   KeyValueLive.pipe(Layer.provideMerge(MigrationsLive.pipe(Layer.provideMerge(database))))
 
-/** Services shared by the API and the workers. */
-export const makeServices = (database: DatabaseLayer) =>
-  Layer.mergeAll(Health.layer, Encryption.layer, AuditLog.layer).pipe(
+/** Infrastructure every feature uses. */
+const makeCore = (database: DatabaseLayer) =>
+  Layer.mergeAll(Health.layer, Encryption.layer, AuditLog.layer, Notifications.layer, RateLimits.layer).pipe(
     Layer.provideMerge(
       Layer.mergeAll(CronTicks.layer, OutboundBreaker.layer, ModelNames.layer, Passwords.layer, SessionSecret.layer)
     ),
     Layer.provideMerge(makeStorage(database))
   )
 
+/** Identity and access: users, sessions, keys, policies, tenants. */
+const IdentityLive = Layer.mergeAll(SignIn.layer, Tenants.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Mfa.layer, ApiKeys.layer, SpaceAdmins.layer, Users.layer)),
+  Layer.provideMerge(Layer.mergeAll(UsersRepo.layer, PasswordPolicies.layer, IpAllowlist.layer, Sessions.layer))
+)
+
+/** Services shared by the API and the workers. */
+export const makeServices = (database: DatabaseLayer) => IdentityLive.pipe(Layer.provideMerge(makeCore(database)))
+
 /** Every handler group of the contract. */
 export const HandlersLive = Layer.mergeAll(
   HealthHttp,
-  notImplementedGroup("auth"),
-  notImplementedGroup("keys"),
+  AuthHttp,
+  KeysHttp,
   notImplementedGroup("agents"),
   notImplementedGroup("knowledge"),
   notImplementedGroup("actions"),
@@ -62,11 +88,11 @@ export const HandlersLive = Layer.mergeAll(
   notImplementedGroup("corrections"),
   notImplementedGroup("webhooks"),
   notImplementedGroup("exports"),
-  notImplementedGroup("security"),
-  notImplementedGroup("audit"),
-  notImplementedGroup("spaceAdmin"),
+  SecurityPoliciesHttp,
+  AuditHttp,
+  SpaceAdminHttp,
   notImplementedGroup("compliance"),
-  notImplementedGroup("admin"),
+  AdminHttp,
   notImplementedGroup("agentsAdmin"),
   notImplementedGroup("actionsAdmin")
 )
@@ -91,11 +117,22 @@ export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-/** The scheduled workers this role runs. */
+/** The scheduled workers this role runs, and the steps of their cycles. */
 export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* ServerConfig
-  const api = role === "jobs" ? Layer.empty : runWorker("api", [])
-  const jobs = role === "api" ? Layer.empty : runWorker("jobs", [])
+  const keys = yield* ApiKeys
+  const sql = yield* SqlClient.SqlClient
+  const apiSteps = [
+    { name: "write API key last use", run: Effect.orDie(keys.flushUsage) }
+  ]
+  const jobsSteps = [
+    {
+      name: "delete sessions ended over a day ago",
+      run: Effect.orDie(Effect.asVoid(sql`DELETE FROM sessions WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'`))
+    }
+  ]
+  const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
+  const jobs = role === "api" ? Layer.empty : runWorker("jobs", jobsSteps)
   return Layer.mergeAll(api, jobs)
 }))
 

@@ -11,6 +11,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { readFileSync } from "node:fs"
 import { createClient } from "redis"
 import { inject } from "vitest"
+import type { Scope } from "@agent-platform/domain"
 import * as Sdk from "@agent-platform/sdk"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { layerEmbedded, layerPostgres } from "../src/Platform/Database.ts"
@@ -110,3 +111,79 @@ export const layer = (env: Record<string, string> = {}, options: { readonly redi
 
 /** Options for `layer(testServer(...), serverSuite)`: real clock in the server, generous start-up time. */
 export const serverSuite = { excludeTestServices: true, timeout: "180 seconds" } as const
+
+/** Raw HTTP against the server, for what a typed client must not be used for (cookies, headers, bad input). */
+export interface HttpResult {
+  readonly status: number
+  readonly headers: globalThis.Headers
+  readonly body: any
+}
+
+export const http = (path: string, init: RequestInit = {}): Effect.Effect<HttpResult, never, TestServer> =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const response = yield* Effect.promise(() => fetch(`${server.baseUrl}${path}`, init))
+    const text = yield* Effect.promise(() => response.text())
+    let body: any = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body }
+  })
+
+/** A JSON request init. */
+export const json = (method: string, body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method,
+  headers: { "content-type": "application/json", ...headers },
+  body: typeof body === "string" ? body : JSON.stringify(body)
+})
+
+/** Signs in through the SDK and returns the signed-in client. */
+export const signIn = (email: string, password: string): Effect.Effect<Sdk.Connected, never, TestServer> =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const client = yield* server.client()
+    yield* client.api.auth.login({ payload: { email, password } })
+    return client
+  }).pipe(Effect.orDie)
+
+/** Creates an API key as the bootstrap admin (or `as`) and returns its secret. */
+export const createKey = (
+  scopes: ReadonlyArray<Scope>,
+  options: { readonly rate_limit_rpm?: number; readonly space_id?: string; readonly as?: Sdk.Connected } = {}
+): Effect.Effect<{ readonly id: string; readonly key: string; readonly prefix: string }, never, TestServer> =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const admin = options.as ?? (yield* server.admin)
+    const created = yield* admin.api.keys.create({
+      payload: {
+        name: `test key ${scopes.join(",")}`,
+        scopes,
+        ...(options.rate_limit_rpm === undefined ? {} : { rate_limit_rpm: options.rate_limit_rpm }),
+        ...(options.space_id === undefined ? {} : { space_id: options.space_id })
+      }
+    })
+    return created
+  }).pipe(Effect.orDie)
+
+/** A second tenant with its own administrator, signed in. */
+export const secondTenant = (
+  name = `Tenant ${crypto.randomUUID().slice(0, 8)}`
+): Effect.Effect<{ readonly tenant: { readonly id: string; readonly name: string }; readonly email: string; readonly password: string; readonly client: Sdk.Connected }, never, TestServer> =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const admin = yield* server.admin
+    const email = `admin-${crypto.randomUUID().slice(0, 8)}@other.example.com`
+    const password = "Other-Tenant-Passw0rd"
+    const tenant = yield* admin.api.admin.createTenant({ payload: { name, admin_email: email, admin_password: password } })
+    const client = yield* signIn(email, password)
+    return { tenant, email, password, client }
+  }).pipe(Effect.orDie)
+
+/** The `error` message of a failed SDK call (its typed error), or a description of a transport failure. */
+export const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "error" in error && typeof error.error === "string"
+    ? error.error
+    : String(error)

@@ -36,7 +36,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("changePassword", "/change-password", {
       payload: ChangePasswordRequest,
       success: Success,
-      error: [InvalidRequest, Unauthenticated, AccountBlocked, NotImplemented]
+      error: [InvalidRequest, Unauthenticated, IpNotAllowed, AccountBlocked, NotImplemented]
     }).annotateMerge(doc(
       "Change a password",
       "No session needed: the way out of a 412 at login. 400 names the password-policy rules the new password breaks."

@@ -1,22 +1,207 @@
 /**
- * The authentication middlewares of the two interfaces. Until the identity
- * release lands they refuse every request with 401.
+ * The authentication middlewares of the two interfaces, and of SCIM.
+ *
+ * - `/v1` (ApiKeyAuth): a Bearer API key, its scopes against the endpoint's
+ *   `RequiredScopes`, and its rate limits (the stricter of the key's
+ *   `rate_limit_rpm` and the endpoint class's limit).
+ * - `/api` (SessionAuth): the session cookie and the endpoint's
+ *   `RequiredRole`. When a Bearer key is sent too, the key alone decides
+ *   (spec: "the API key takes precedence"): invalid → 401, valid → 403, since
+ *   session endpoints refuse API keys.
  */
-import { Effect, Layer } from "effect"
-import { ApiKeyAuth, Errors, Scim, ScimAuth, SessionAuth } from "@agent-platform/domain"
+import { Context, Effect, Layer, Redacted } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import {
+  ApiKeyAuth,
+  CurrentPrincipal,
+  Errors,
+  isAdmin,
+  isSecurityOfficer,
+  type KeyPrincipal,
+  RateLimitClass,
+  RequiredRole,
+  RequiredScopes,
+  type Role,
+  type RoleRequirement,
+  Scim,
+  ScimAuth,
+  SessionAuth
+} from "@agent-platform/domain"
+import { setSessionCookie, readSessionToken } from "../Auth/SessionCookie.ts"
+import { Sessions } from "../Auth/Sessions.ts"
+import { ApiKeys } from "../Keys/ApiKeys.ts"
+import { clientIp } from "../Platform/ClientIp.ts"
+import { ServerConfig } from "../Platform/Config.ts"
+import { RateLimits } from "../Platform/RateLimits.ts"
+import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
+import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
 
-const unavailable = "Authentication is not available in this release yet."
+const roleSatisfies = (requirement: RoleRequirement, role: Role): boolean => {
+  switch (requirement) {
+    case "user":
+      return true
+    case "admin":
+      return isAdmin(role)
+    case "space_admin":
+      return isAdmin(role) || role === "r_space_admin"
+    case "security_officer":
+      return isSecurityOfficer(role)
+    case "superadmin":
+      return role === "r_superadmin"
+  }
+}
 
-export const ApiKeyAuthLive = Layer.succeed(ApiKeyAuth, {
-  apiKey: () => Effect.fail(new Errors.Unauthenticated({ error: unavailable }))
-})
+const roleDescription: Record<RoleRequirement, string> = {
+  user: "a signed-in user",
+  admin: "an administrator (r_admin or r_superadmin)",
+  space_admin: "an administrator or a Space Admin",
+  security_officer: "the Security Officer role (r_security_officer or r_superadmin)",
+  superadmin: "r_superadmin"
+}
 
-export const SessionAuthLive = Layer.succeed(SessionAuth, {
-  session: () => Effect.fail(new Errors.Unauthenticated({ error: unavailable }))
-})
+const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers.authorization
+  if (header === undefined) return undefined
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim())
+  return match === null ? header.trim() : match[1].trim()
+}
 
-export const ScimAuthLive = Layer.succeed(ScimAuth, {
-  apiKey: () => Effect.fail(new Scim.ScimUnauthorized(Scim.scimError(401, unavailable)))
-})
+type Outcome =
+  | { readonly _tag: "Ok"; readonly principal: KeyPrincipal }
+  | { readonly _tag: "Unauthenticated"; readonly error: string }
+  | { readonly _tag: "ScopeMissing"; readonly error: string }
+  | { readonly _tag: "RateLimited"; readonly error: string }
+
+/** Verifies a key, its scopes and its rate limits for an endpoint; headers of the limit go on the response. */
+const authorizeKey = (key: string, endpoint: HttpApiEndpoint.Top) =>
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    const limits = yield* RateLimits
+    const info = yield* CurrentRequestInfo
+    if (key.length === 0) {
+      return { _tag: "Unauthenticated", error: "Missing API key: send Authorization: Bearer sk_live_..." } as Outcome
+    }
+    const principal = yield* keys.verify(key).pipe(Effect.orDie)
+    if (principal === undefined) {
+      return { _tag: "Unauthenticated", error: "Invalid or revoked API key." } as Outcome
+    }
+    info.tenantId = principal.tenantId
+    const required = Context.get(endpoint.annotations, RequiredScopes)
+    if (required.length > 0 && !required.some((scope) => principal.scopes.includes(scope))) {
+      return {
+        _tag: "ScopeMissing",
+        error: `This endpoint needs the scope ${required.map((s) => `\`${s}\``).join(" or ")}; the key has ${
+          principal.scopes.length === 0 ? "none" : principal.scopes.map((s) => `\`${s}\``).join(", ")
+        }. Create a key with it.`
+      } as Outcome
+    }
+    const limit = yield* limits.consume({
+      keyId: principal.keyId,
+      keyRpm: principal.rateLimitRpm,
+      limitClass: Context.get(endpoint.annotations, RateLimitClass)
+    })
+    info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
+    info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
+    info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
+    if (!limit.allowed) {
+      info.responseHeaders["retry-after"] = String(limit.resetSeconds)
+      return {
+        _tag: "RateLimited",
+        error: `Rate limit of ${limit.limit} requests per minute exceeded; retry in ${limit.resetSeconds} s.`
+      } as Outcome
+    }
+    return { _tag: "Ok", principal } as Outcome
+  })
+
+export const ApiKeyAuthLive = Layer.effect(
+  ApiKeyAuth,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ApiKeys | RateLimits>()
+    return ApiKeyAuth.of({
+      apiKey: (httpEffect, { credential, endpoint }) =>
+        Effect.gen(function*() {
+          const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
+          switch (outcome._tag) {
+            case "Ok":
+              return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
+            case "Unauthenticated":
+              return yield* new Errors.Unauthenticated({ error: outcome.error })
+            case "ScopeMissing":
+              return yield* new Errors.ScopeMissing({ error: outcome.error })
+            case "RateLimited":
+              return yield* new Errors.RateLimited({ error: outcome.error })
+          }
+        }).pipe(Effect.provideContext(context))
+    })
+  })
+)
+
+export const ScimAuthLive = Layer.effect(
+  ScimAuth,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ApiKeys | RateLimits>()
+    return ScimAuth.of({
+      apiKey: (httpEffect, { credential, endpoint }) =>
+        Effect.gen(function*() {
+          const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
+          switch (outcome._tag) {
+            case "Ok":
+              return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
+            case "Unauthenticated":
+              return yield* new Scim.ScimUnauthorized(Scim.scimError(401, outcome.error))
+            case "ScopeMissing":
+              return yield* new Scim.ScimForbidden(Scim.scimError(403, outcome.error))
+            case "RateLimited":
+              return yield* new Scim.ScimRateLimited(Scim.scimError(429, outcome.error, "tooMany"))
+          }
+        }).pipe(Effect.provideContext(context))
+    })
+  })
+)
+
+export const SessionAuthLive = Layer.effect(
+  SessionAuth,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ApiKeys | Sessions | IpAllowlist | ServerConfig>()
+    return SessionAuth.of({
+      session: (httpEffect, { endpoint }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const info = yield* CurrentRequestInfo
+          const bearer = bearerOf(request)
+          if (bearer !== undefined) {
+            const key = yield* ApiKeys.use((keys) => keys.verify(bearer)).pipe(Effect.orDie)
+            if (key === undefined) return yield* new Errors.Unauthenticated({ error: "Invalid or revoked API key." })
+            return yield* new Errors.SessionRequired({
+              error: "This endpoint needs a signed-in session and refuses API keys: sign in with POST /api/auth/login."
+            })
+          }
+          const token = readSessionToken(request)
+          if (token === undefined) {
+            return yield* new Errors.Unauthenticated({ error: "Not signed in: POST /api/auth/login first." })
+          }
+          const verified = yield* Sessions.use((sessions) => sessions.verify(token)).pipe(Effect.orDie)
+          if (verified === undefined) {
+            return yield* new Errors.Unauthenticated({ error: "Session expired or ended: sign in again." })
+          }
+          const { principal } = verified
+          info.tenantId = principal.tenantId
+          const ip = yield* clientIp
+          if (!(yield* IpAllowlist.use((list) => list.isAllowed(principal.tenantId, ip)).pipe(Effect.orDie))) {
+            return yield* new Errors.IpNotAllowed({
+              error: "Your IP address is outside your organization's IP allowlist."
+            })
+          }
+          const requirement = Context.get(endpoint.annotations, RequiredRole)
+          if (!roleSatisfies(requirement, principal.roleId)) {
+            return yield* new Errors.RoleMissing({ error: `This endpoint needs ${roleDescription[requirement]}.` })
+          }
+          if (verified.renewed !== undefined) yield* setSessionCookie(verified.renewed.token, verified.renewed.maxAgeSeconds)
+          return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
+        }).pipe(Effect.provideContext(context))
+    })
+  })
+)
 
 export const AuthenticationLive = Layer.mergeAll(ApiKeyAuthLive, SessionAuthLive, ScimAuthLive)

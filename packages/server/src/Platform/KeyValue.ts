@@ -6,6 +6,7 @@ import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Redis from "effect/persistence/Redis"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ServerConfig } from "./Config.ts"
 
 const storeError = (method: string) => (cause: unknown) =>
@@ -47,21 +48,28 @@ export const makeRedisStore = (redis: Redis.Redis["Service"], prefix: string): K
   })
 }
 
-/** The Redis connection, when `REDIS_URL` is set. */
-export const RedisLive = (url: Redacted.Redacted) => NodeRedis.layer({ url: Redacted.value(url) })
+/**
+ * The Redis connection of `REDIS_URL`, one per process: a single layer value,
+ * so every feature that provides it shares the same connection pool.
+ */
+export const RedisLive = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* ServerConfig
+  if (Option.isNone(config.redisUrl)) return yield* Effect.die(new Error("RedisLive is used without REDIS_URL"))
+  return NodeRedis.layer({ url: Redacted.value(config.redisUrl.value) })
+}))
 
 /** Chooses the KeyValueStore backend from the configuration. */
 export const KeyValueLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
-  return Option.match(config.redisUrl, {
-    onNone: () => KeyValueStore.layerSql({ table: "kv_store" }),
-    onSome: (url) =>
-      Layer.effect(
-        KeyValueStore.KeyValueStore,
-        Effect.gen(function*() {
-          const redis = yield* Redis.Redis
-          return makeRedisStore(redis, `${config.redisPrefix}kv:`)
-        })
-      ).pipe(Layer.provide(RedisLive(url)))
-  })
+  const redisStore = Layer.effect(
+    KeyValueStore.KeyValueStore,
+    Effect.gen(function*() {
+      const redis = yield* Redis.Redis
+      return makeRedisStore(redis, `${config.redisPrefix}kv:`)
+    })
+  ).pipe(Layer.provide(RedisLive))
+  const sqlStore = KeyValueStore.layerSql({ table: "kv_store" })
+  const chosen: Layer.Layer<KeyValueStore.KeyValueStore, Redis.RedisError, SqlClient.SqlClient | ServerConfig> =
+    Option.isSome(config.redisUrl) ? redisStore : sqlStore
+  return chosen
 }))

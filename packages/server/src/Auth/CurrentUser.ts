@@ -1,0 +1,32 @@
+/** Who is calling a session endpoint, and from where. */
+import { Effect } from "effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as NetAddress from "effect/net/NetAddress"
+import { CurrentPrincipal, type KeyPrincipal, type UserPrincipal } from "@agent-platform/domain"
+import { clientIp } from "../Platform/ClientIp.ts"
+import type { ClientInfo } from "./SignIn.ts"
+
+/** The signed-in user; session endpoints only run after SessionAuth provided one. */
+export const currentUser: Effect.Effect<UserPrincipal, never, CurrentPrincipal> = Effect.gen(function*() {
+  const principal = yield* CurrentPrincipal
+  if (principal._tag !== "User") return yield* Effect.die(new Error("a session endpoint ran without a session"))
+  return principal
+})
+
+/** The calling key; key endpoints only run after ApiKeyAuth provided one. */
+export const currentKey: Effect.Effect<KeyPrincipal, never, CurrentPrincipal> = Effect.gen(function*() {
+  const principal = yield* CurrentPrincipal
+  if (principal._tag !== "Key") return yield* Effect.die(new Error("a key endpoint ran without a key"))
+  return principal
+})
+
+/** The client's address and user agent, for sign-in policies and audit entries. */
+export const clientInfo = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const ip = yield* clientIp
+  return {
+    ip,
+    ipText: ip === undefined ? null : NetAddress.formatIp(ip),
+    userAgent: request.headers["user-agent"] ?? null
+  } satisfies ClientInfo
+})

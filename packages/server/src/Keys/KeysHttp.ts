@@ -1,0 +1,28 @@
+import { Effect } from "effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import { Api } from "@agent-platform/domain"
+import { clientInfo, currentUser } from "../Auth/CurrentUser.ts"
+import { orDieOnSql } from "../Platform/Defects.ts"
+import { ApiKeys } from "./ApiKeys.ts"
+
+export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    return handlers
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const user = yield* currentUser
+          return { keys: yield* keys.list(user.tenantId) }
+        }).pipe(orDieOnSql))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const client = yield* clientInfo
+          return yield* keys.create(yield* currentUser, payload, client.ipText)
+        }).pipe(orDieOnSql))
+      .handle("revoke", ({ params }) =>
+        Effect.gen(function*() {
+          const client = yield* clientInfo
+          yield* keys.revoke(yield* currentUser, params.id, client.ipText)
+          return { success: true as const, message: "API key revoked: it is refused from now on." }
+        }).pipe(orDieOnSql))
+  }))

@@ -1,0 +1,77 @@
+/** The api_keys table. Keys are stored only as SHA-256 hashes. */
+import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { isUuid } from "../Platform/Ids.ts"
+
+export interface KeyRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly name: string
+  readonly key_prefix: string
+  readonly key_hash: string
+  readonly scopes: ReadonlyArray<string>
+  readonly space_id: string | null
+  readonly rate_limit_rpm: number
+  readonly is_active: boolean
+  readonly created_at: Date
+  readonly last_used_at: Date | null
+}
+
+export class KeysRepo extends Context.Service<KeysRepo, {
+  readonly insert: (key: {
+    readonly tenantId: string
+    readonly name: string
+    readonly prefix: string
+    readonly hash: string
+    readonly scopes: ReadonlyArray<string>
+    readonly spaceId: string | null
+    readonly rateLimitRpm: number
+    readonly createdBy: string
+  }) => Effect.Effect<KeyRow, SqlError>
+  readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
+  /** The active key with this hash, if any. */
+  readonly findActiveByHash: (hash: string) => Effect.Effect<KeyRow | undefined, SqlError>
+  /** Marks a key revoked; undefined when it is not the tenant's. */
+  readonly revoke: (tenantId: string, id: string) => Effect.Effect<KeyRow | undefined, SqlError>
+  /** Writes a batch of last-use times in one statement. */
+  readonly touch: (lastUsed: ReadonlyArray<readonly [keyId: string, at: Date]>) => Effect.Effect<void, SqlError>
+}>()("@agent-platform/server/Keys/KeysRepo") {
+  static readonly layer = Layer.effect(
+    KeysRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return KeysRepo.of({
+        insert: (key) =>
+          Effect.map(
+            sql<KeyRow>`
+              INSERT INTO api_keys (tenant_id, name, key_prefix, key_hash, scopes, space_id, rate_limit_rpm, created_by)
+              VALUES (${key.tenantId}, ${key.name}, ${key.prefix}, ${key.hash}, ${key.scopes}::text[],
+                      ${key.spaceId}, ${key.rateLimitRpm}, ${key.createdBy})
+              RETURNING *`,
+            (rows) => rows[0]
+          ),
+        list: (tenantId) => sql<KeyRow>`SELECT * FROM api_keys WHERE tenant_id = ${tenantId} ORDER BY created_at DESC`,
+        findActiveByHash: (hash) =>
+          Effect.map(sql<KeyRow>`SELECT * FROM api_keys WHERE key_hash = ${hash} AND is_active`, (rows) => rows[0]),
+        revoke: (tenantId, id) =>
+          isUuid(id)
+            ? Effect.map(
+              sql<KeyRow>`
+                UPDATE api_keys SET is_active = false, revoked_at = COALESCE(revoked_at, now())
+                WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING *`,
+              (rows) => rows[0]
+            )
+            : Effect.succeed(undefined),
+        touch: (lastUsed) =>
+          lastUsed.length === 0
+            ? Effect.void
+            : Effect.asVoid(sql`
+              UPDATE api_keys SET last_used_at = GREATEST(COALESCE(api_keys.last_used_at, u.at), u.at)
+              FROM (SELECT unnest(${lastUsed.map(([id]) => id)}::uuid[]) AS id,
+                           unnest(${lastUsed.map(([, at]) => at)}::timestamptz[]) AS at) AS u
+              WHERE api_keys.id = u.id`)
+      })
+    })
+  )
+}
