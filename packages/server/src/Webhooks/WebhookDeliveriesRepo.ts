@@ -1,0 +1,231 @@
+/**
+ * The durable delivery queue of outbound webhooks (`webhook_deliveries`).
+ *
+ * A delivery is `pending` until its `next_attempt_at`, then claimed by a
+ * worker (`delivering`, leased until `locked_until` under a fresh
+ * `claim_token`), then `delivered`, back to `pending` for a retry, or
+ * `dead_letter`. An outcome is recorded only by the holder of the current
+ * claim token, so a worker that lost its lease (it was too slow and another
+ * worker took the delivery over) cannot overwrite the newer outcome. Each
+ * outcome changes the delivery and its subscription's counters in one
+ * statement, so the counters stay exact.
+ */
+import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Webhooks } from "@agent-platform/domain"
+
+export type DeliveryStatus = typeof Webhooks.DeliveryStatus.Type
+
+/** The channel a commit with new deliveries notifies (for workers that LISTEN). */
+export const deliveriesChannel = "webhook_deliveries"
+
+/** The body of every delivery (spec: "Delivery payload"). */
+export interface DeliveryPayload {
+  readonly id: string
+  readonly event: Webhooks.WebhookEvent
+  readonly created_at: string
+  readonly tenant_id: string
+  readonly data: Record<string, unknown>
+}
+
+/** A delivery a worker holds, with what it needs to send it. */
+export interface ClaimedDelivery {
+  readonly id: string
+  readonly claim_token: string
+  readonly tenant_id: string
+  readonly subscription_id: string
+  readonly event: Webhooks.WebhookEvent
+  readonly payload: DeliveryPayload
+  /** Attempts recorded before this one. */
+  readonly attempts: number
+  readonly url: string
+  /** Encrypted. */
+  readonly signing_secret: string | null
+}
+
+/** What one attempt observed. */
+export interface AttemptRecord {
+  readonly startedAt: Date
+  readonly durationMs: number
+  readonly statusCode: number | null
+  readonly error: string | null
+}
+
+export interface DeliveryLogRow {
+  readonly id: string
+  readonly seq: string
+  readonly event: Webhooks.WebhookEvent
+  readonly status: DeliveryStatus
+  readonly attempts: number
+  readonly last_status_code: number | null
+  readonly last_error: string | null
+  readonly last_duration_ms: number | null
+  readonly created_at: Date
+  readonly last_attempt_at: Date | null
+  readonly next_attempt_at: Date | null
+  readonly delivered_at: Date | null
+}
+
+export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo, {
+  /**
+   * Queues the event for every active subscription of the tenant whose filter
+   * matches; meant to run in the transaction that records what happened.
+   * Returns the number of deliveries queued.
+   */
+  readonly enqueue: (payload: DeliveryPayload) => Effect.Effect<number, SqlError>
+  /** Leases up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
+  readonly claimDue: (options: { readonly limit: number; readonly visibilityTimeoutMs: number }) => Effect.Effect<
+    ReadonlyArray<ClaimedDelivery>,
+    SqlError
+  >
+  /** 2xx: delivered, and the subscription's `total_delivered` + 1. */
+  readonly recordDelivered: (claim: ClaimedDelivery, attempt: AttemptRecord) => Effect.Effect<void, SqlError>
+  /** 410 Gone: dead letter, the subscription disabled and its `total_dead_letter` + 1. */
+  readonly recordGone: (claim: ClaimedDelivery, attempt: AttemptRecord) => Effect.Effect<void, SqlError>
+  /** Any other failure: pending again at `nextAttemptAt`, or dead letter (and `total_dead_letter` + 1) when null. */
+  readonly recordFailed: (claim: ClaimedDelivery, attempt: AttemptRecord, nextAttemptAt: Date | null) => Effect.Effect<void, SqlError>
+  /** Gives a lease back untouched (the worker stopped before the attempt finished). */
+  readonly release: (claim: ClaimedDelivery) => Effect.Effect<void, SqlError>
+  /** A subscription's deliveries, newest first, older than the `before` sequence number. */
+  readonly log: (options: {
+    readonly tenantId: string
+    readonly subscriptionId: string
+    readonly limit: number
+    readonly before: string | null
+  }) => Effect.Effect<ReadonlyArray<DeliveryLogRow>, SqlError>
+  readonly findStatus: (options: {
+    readonly tenantId: string
+    readonly subscriptionId: string
+    readonly deliveryId: string
+  }) => Effect.Effect<DeliveryStatus | undefined, SqlError>
+  /** Schedules a dead-lettered delivery again with a fresh set of attempts; false when it is not dead-lettered (anymore). */
+  readonly reschedule: (options: {
+    readonly tenantId: string
+    readonly subscriptionId: string
+    readonly deliveryId: string
+  }) => Effect.Effect<boolean, SqlError>
+}>()("@agent-platform/server/Webhooks/WebhookDeliveriesRepo") {
+  static readonly layer = Layer.effect(
+    WebhookDeliveriesRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const enqueue = (payload: DeliveryPayload) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<{ id: string }>`
+            INSERT INTO webhook_deliveries (tenant_id, subscription_id, event, payload, next_attempt_at)
+            SELECT s.tenant_id, s.id, ${payload.event}, ${JSON.stringify(payload)}::jsonb, now()
+            FROM webhook_subscriptions s
+            WHERE s.tenant_id = ${payload.tenant_id} AND s.is_active
+              AND (s.event_filter = '*' OR s.event_filter = ${payload.event})
+            RETURNING id`
+          // pg_notify, not PgClient.notify: it is sent on COMMIT, and cannot deadlock the embedded database's single backend.
+          if (rows.length > 0) yield* sql`SELECT pg_notify(${deliveriesChannel}, ${payload.tenant_id})`
+          return rows.length
+        })
+
+      const claimDue = (options: { readonly limit: number; readonly visibilityTimeoutMs: number }) =>
+        sql<ClaimedDelivery>`
+          WITH due AS (
+            SELECT d.id FROM webhook_deliveries d
+            JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.is_active
+            WHERE (d.status = 'pending' AND d.next_attempt_at <= now())
+               OR (d.status = 'delivering' AND d.locked_until <= now())
+            ORDER BY d.seq
+            LIMIT ${options.limit}
+            FOR UPDATE OF d SKIP LOCKED
+          )
+          UPDATE webhook_deliveries d
+          SET status = 'delivering',
+              locked_until = now() + interval '1 millisecond' * ${options.visibilityTimeoutMs}::int,
+              claim_token = gen_random_uuid()
+          FROM due, webhook_subscriptions s
+          WHERE d.id = due.id AND s.id = d.subscription_id
+          RETURNING d.id, d.claim_token, d.tenant_id, d.subscription_id, d.event, d.payload, d.attempts,
+                    s.url, s.signing_secret`
+
+      const recordDelivered = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
+        sql`
+          WITH d AS (
+            UPDATE webhook_deliveries
+            SET status = 'delivered', attempts = attempts + 1, delivered_at = now(), next_attempt_at = NULL,
+                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
+                last_status_code = ${attempt.statusCode}, last_error = NULL, locked_until = NULL, claim_token = NULL
+            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
+            RETURNING subscription_id
+          )
+          UPDATE webhook_subscriptions s SET total_delivered = s.total_delivered + 1
+          FROM d WHERE s.id = d.subscription_id`.pipe(Effect.asVoid)
+
+      const recordGone = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
+        sql`
+          WITH d AS (
+            UPDATE webhook_deliveries
+            SET status = 'dead_letter', attempts = attempts + 1, next_attempt_at = NULL,
+                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
+                last_status_code = ${attempt.statusCode}, last_error = ${attempt.error}, locked_until = NULL, claim_token = NULL
+            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
+            RETURNING subscription_id
+          )
+          UPDATE webhook_subscriptions s
+          SET total_dead_letter = s.total_dead_letter + 1, is_active = false, updated_at = now()
+          FROM d WHERE s.id = d.subscription_id`.pipe(Effect.asVoid)
+
+      const recordFailed = (claim: ClaimedDelivery, attempt: AttemptRecord, nextAttemptAt: Date | null) =>
+        sql`
+          WITH d AS (
+            UPDATE webhook_deliveries
+            SET status = ${nextAttemptAt === null ? "dead_letter" : "pending"}, attempts = attempts + 1,
+                next_attempt_at = ${nextAttemptAt},
+                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
+                last_status_code = ${attempt.statusCode}, last_error = ${attempt.error}, locked_until = NULL, claim_token = NULL
+            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
+            RETURNING subscription_id, status
+          )
+          UPDATE webhook_subscriptions s SET total_dead_letter = s.total_dead_letter + 1
+          FROM d WHERE s.id = d.subscription_id AND d.status = 'dead_letter'`.pipe(Effect.asVoid)
+
+      const release = (claim: ClaimedDelivery) =>
+        sql`
+          UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, claim_token = NULL
+          WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}`.pipe(Effect.asVoid)
+
+      const log = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly limit: number; readonly before: string | null }) =>
+        sql<DeliveryLogRow>`
+          SELECT id, seq::text AS seq, event, status, attempts, last_status_code, last_error, last_duration_ms,
+                 created_at, last_attempt_at, next_attempt_at, delivered_at
+          FROM webhook_deliveries
+          WHERE tenant_id = ${options.tenantId} AND subscription_id = ${options.subscriptionId}
+            AND (${options.before}::bigint IS NULL OR seq < ${options.before}::bigint)
+          ORDER BY seq DESC
+          LIMIT ${options.limit}`
+
+      const findStatus = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }) =>
+        sql<{ status: DeliveryStatus }>`
+          SELECT status FROM webhook_deliveries
+          WHERE id = ${options.deliveryId} AND subscription_id = ${options.subscriptionId} AND tenant_id = ${options.tenantId}`.pipe(
+          Effect.map((rows) => rows[0]?.status)
+        )
+
+      const reschedule = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }) =>
+        sql<{ id: string }>`
+          UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
+          WHERE id = ${options.deliveryId} AND subscription_id = ${options.subscriptionId} AND tenant_id = ${options.tenantId}
+            AND status = 'dead_letter'
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+
+      return WebhookDeliveriesRepo.of({
+        enqueue,
+        claimDue,
+        recordDelivered,
+        recordGone,
+        recordFailed,
+        release,
+        log,
+        findStatus,
+        reschedule
+      })
+    })
+  )
+}
