@@ -104,7 +104,7 @@ export const layer = (env: Record<string, string> = {}, options: { readonly redi
   )
   return server.pipe(
     Layer.provideMerge(makeApp(testDatabase)),
-    Layer.provide(ServerConfig.layer),
+    Layer.provideMerge(ServerConfig.layer),
     Layer.provide(ConfigProvider.layer(config))
   )
 }
