@@ -1,1 +1,2 @@
+export { cli, version } from "./Cli.ts"
 export { root } from "./Root.ts"

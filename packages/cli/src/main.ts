@@ -2,13 +2,14 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
-import { Command } from "effect/cli"
-import { health } from "./commands/health.ts"
-import { root } from "./Root.ts"
+import { CliOutput, Command } from "effect/cli"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import { cli, version } from "./Cli.ts"
+import * as FailureReport from "./FailureReport.ts"
 
-root.pipe(
-  Command.withSubcommands([health]),
-  Command.run({ version: "5.25.0" }),
-  Effect.provide(NodeServices.layer),
+cli.pipe(
+  Command.run({ version }),
+  Effect.catch(FailureReport.report),
+  Effect.provide([NodeServices.layer, FetchHttpClient.layer, CliOutput.layerPresenter(FailureReport.presenter)]),
   NodeRuntime.runMain
 )

@@ -1,22 +1,28 @@
 /** `agent-platform health`: the service's health report; exit code 1 when degraded. */
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Schema } from "effect"
 import { Command } from "effect/cli"
-import * as Sdk from "@agent-platform/sdk"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Connection from "../Connection.ts"
+import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
-export const defaultUrl = () => process.env.AGENT_PLATFORM_URL ?? "http://127.0.0.1:8080"
+/** The service answered, but not every check is ok. */
+export class ServiceDegraded extends Schema.TaggedError<ServiceDegraded>()("ServiceDegraded", {
+  message: Schema.String
+}) {}
 
-export const health = Command.make("health", {}, () =>
-  Effect.gen(function*() {
-    const { url, json } = yield* root
-    const client = yield* Sdk.make({ baseUrl: Option.getOrElse(url, defaultUrl) })
+export const health = Command.make(
+  "health",
+  {},
+  Effect.fnUntraced(function*() {
+    const { json } = yield* root
+    const { url, client } = yield* Connection.anonymous
     const report = yield* client.api.health()
     if (json) {
-      yield* Console.log(JSON.stringify(report, null, 2))
+      yield* Output.json(report)
     } else {
       yield* Console.log(`status   ${report.status}   version ${report.version}   (${report.latency_ms} ms)`)
       for (const [check, state] of Object.entries(report.checks)) yield* Console.log(`  ${check.padEnd(16)} ${state}`)
     }
-    if (report.status !== "ok") return yield* Effect.fail(new Error("the service is degraded"))
-  }).pipe(Effect.provide(FetchHttpClient.layer))).pipe(Command.withDescription("Show the service's health report"))
+    if (report.status !== "ok") return yield* new ServiceDegraded({ message: `${url} is ${report.status}` })
+  })
+).pipe(Command.withDescription("Show the service's health report"))

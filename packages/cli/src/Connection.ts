@@ -1,0 +1,81 @@
+/**
+ * Which service a command talks to, and as whom.
+ *
+ * The URL is `--url`, else `AGENT_PLATFORM_URL`, else the one the stored
+ * session was signed in to, else the local default. The stored session is
+ * only ever sent to the URL it was issued by.
+ */
+import { Config, Effect, Option, Schema } from "effect"
+import * as Sdk from "@agent-platform/sdk"
+import { root } from "./Root.ts"
+import * as SessionFile from "./SessionFile.ts"
+
+export const defaultUrl = "http://127.0.0.1:8080"
+
+/** The command needs a session and there is none for the URL. */
+export class NotSignedIn extends Schema.TaggedError<NotSignedIn>()("NotSignedIn", { message: Schema.String }) {}
+
+/** `--url` or `AGENT_PLATFORM_URL` is not an http(s) URL. */
+export class InvalidUrl extends Schema.TaggedError<InvalidUrl>()("InvalidUrl", { message: Schema.String }) {}
+
+/** A client for the chosen URL, anonymous or signed in. */
+export interface Connection {
+  readonly url: string
+  readonly client: Sdk.Connected
+}
+
+/** A client carrying the stored session. */
+export interface SignedIn extends Connection {
+  readonly session: SessionFile.StoredSession
+}
+
+const normalize = (raw: string): Effect.Effect<string, InvalidUrl> => {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  return url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")
+    ? Effect.fail(new InvalidUrl({ message: `invalid URL "${raw}": expected http(s)://host[:port]` }))
+    : Effect.succeed(`${url.origin}${url.pathname.replace(/\/+$/, "")}`)
+}
+
+/** The URL to use, given what is stored. */
+const chooseUrl = Effect.fnUntraced(function*(stored: Option.Option<SessionFile.StoredSession>) {
+  const flags = yield* root
+  if (Option.isSome(flags.url)) return yield* normalize(flags.url.value)
+  const fromEnv = yield* Config.option(Config.String("AGENT_PLATFORM_URL")).pipe(Effect.orDie)
+  if (Option.isSome(fromEnv)) return yield* normalize(fromEnv.value)
+  return Option.isSome(stored) ? stored.value.url : defaultUrl
+})
+
+/** A client without a session (`login`, `health`); an unreadable session file only loses its URL. */
+export const anonymous = Effect.gen(function*() {
+  const stored = yield* SessionFile.read.pipe(Effect.orElseSucceed(() => Option.none()))
+  const url = yield* chooseUrl(stored)
+  return { url, client: yield* Sdk.make({ baseUrl: url }) } satisfies Connection
+})
+
+/** A client signed in with the stored session, or `NotSignedIn`. */
+export const signedIn = Effect.gen(function*() {
+  const stored = yield* SessionFile.read
+  const url = yield* chooseUrl(stored)
+  if (Option.isNone(stored)) return yield* new NotSignedIn({ message: "not signed in: run `agent-platform login`" })
+  if (stored.value.url !== url) {
+    return yield* new NotSignedIn({ message: `not signed in to ${url}: run \`agent-platform login --url ${url}\`` })
+  }
+  const client = yield* Sdk.make({ baseUrl: url, sessionToken: stored.value.sessionToken })
+  return { url, client, session: stored.value } satisfies SignedIn
+})
+
+/**
+ * Keeps a token the server renewed during the command (it renews sessions
+ * past half their life), so that using the CLI keeps the session alive.
+ */
+const keepRenewedToken = ({ client, session }: SignedIn) =>
+  Effect.gen(function*() {
+    const token = yield* client.sessionToken
+    if (token !== undefined && token !== session.sessionToken) {
+      yield* SessionFile.write({ ...session, sessionToken: token })
+    }
+  }).pipe(Effect.ignore)
+
+/** Runs `use` with the stored session (see {@link signedIn}), keeping a renewed token afterwards. */
+export const withSession = <A, E, R>(use: (connection: SignedIn) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(signedIn, (connection) => use(connection).pipe(Effect.ensuring(keepRenewedToken(connection))))

@@ -1,0 +1,88 @@
+/**
+ * How a failed command ends: one line on stderr, `error: <message>`, and exit
+ * code 1. The message is the server's own (`error` in every error body of the
+ * API) when it sent one.
+ *
+ * Usage errors take the same one-line form through {@link presenter};
+ * `Command.run` sets their exit code (1) itself.
+ */
+import { Console, Data, Effect, Predicate, Runtime, Schema } from "effect"
+import { CliError, CliOutput } from "effect/cli"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import { printable } from "./Output.ts"
+
+/** A failure already printed; it carries the exit code for `NodeRuntime.runMain`. */
+export class ReportedFailure extends Data.TaggedError("ReportedFailure")<{ readonly exitCode: number }> {
+  override readonly [Runtime.errorReported] = false
+  override get [Runtime.errorExitCode]() {
+    return this.exitCode
+  }
+}
+
+/** An error body of the API: `{ _tag, error }`. */
+const serverMessage = (error: unknown): string | undefined =>
+  Predicate.hasProperty(error, "error") && Predicate.isString(error.error) ? error.error : undefined
+
+/**
+ * An answer the client could not take: a status the endpoint does not declare
+ * (a proxy, a crash) or a body that does not match. Its body may still say why.
+ */
+const describeResponse = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> => {
+  const fallback = response.status >= 400
+    ? `the server answered HTTP ${response.status}`
+    : `unexpected response from the server (HTTP ${response.status})`
+  return response.json.pipe(
+    Effect.map((body) => serverMessage(body) ?? fallback),
+    Effect.orElseSucceed(() => fallback)
+  )
+}
+
+const describeHttp = (error: HttpClientError.HttpClientError): Effect.Effect<string> => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "TransportError":
+      return Effect.succeed(`cannot reach ${new URL(reason.request.url).origin}: is the service running?`)
+    case "StatusCodeError":
+    case "DecodeError":
+    case "EmptyBodyError":
+      return describeResponse(reason.response)
+    default:
+      return Effect.succeed(reason.message)
+  }
+}
+
+/** The one-line message for a failure. */
+export const messageOf = (error: unknown): Effect.Effect<string> => {
+  const fromServer = serverMessage(error)
+  if (fromServer !== undefined) return Effect.succeed(fromServer)
+  if (HttpClientError.isHttpClientError(error)) return describeHttp(error)
+  if (Schema.isSchemaError(error)) return Effect.succeed(`unexpected data: ${error.message}`)
+  if (Predicate.hasProperty(error, "message") && Predicate.isString(error.message)) return Effect.succeed(error.message)
+  return Effect.succeed(String(error))
+}
+
+/** Prints the failure and fails with a {@link ReportedFailure}; CLI usage errors pass through untouched. */
+export const report = (error: unknown): Effect.Effect<never, unknown> =>
+  CliError.isCliError(error)
+    ? Effect.fail(error)
+    : messageOf(error).pipe(
+      Effect.flatMap((message) => Console.error(`error: ${printable(message.replace(/\s*\n\s*/g, " "))}`)),
+      Effect.andThen(Effect.fail(new ReportedFailure({ exitCode: 1 })))
+    )
+
+/**
+ * Presents usage errors like every other failure — one line on stderr naming
+ * where the usage is, not the whole help on stdout, which a script reading
+ * `--json` output would take for data — and help and version as usual.
+ */
+export const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.error(
+        `error: ${printable(event.errors.map((error) => error.message).join("; "))} (see \`${
+          event.commandPath.join(" ")
+        } --help\`)`
+      )
+      : CliOutput.defaultPresenter.present(event)
+}
