@@ -1,0 +1,198 @@
+/**
+ * A chat turn (spec: POST /v1/chat/completions, "Events"): resolve the chat
+ * or start one, pick the agent, store the user's message — all before the
+ * stream starts, so a bad chat id or space is a plain 404 — then stream the
+ * agent's answer as domain `ChatEvent`s: `agent_info` first, text tokens in
+ * order, a `system_alert` and an `action_result` card per action run, a
+ * `parameter_form` when an action lacks parameters, and an `error` event if
+ * the turn fails after it started. The stream itself never fails.
+ *
+ * The agent's message is stored when the stream ends however it ends —
+ * completed, failed, or interrupted because the client went away — with the
+ * text produced so far and the turn's token usage (the model's own counts;
+ * estimated with the embedded tokenizer for a round cut short or a provider
+ * that reports none). What the turn does — knowledge, actions, slot filling —
+ * is ChatTurn.ts.
+ */
+import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import { type Chat, Errors, type Principal } from "@agent-platform/domain"
+import { isUuid } from "../Platform/Ids.ts"
+import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow, type SeedMessage } from "./ChatRepo.ts"
+import { describeFailure, makeMeter, makeTurnRunner, type TurnContext } from "./ChatTurn.ts"
+import { mentionedAgent, primaryRoute, Router } from "./Router.ts"
+
+export interface SendInput {
+  /** Who is chatting; the tenant, a key's space binding, the key or user recorded on the chat come from here. */
+  readonly caller: Principal
+  /** A space code or id; omitted: the key's space, else the tenant's first space. */
+  readonly space?: string | undefined
+  /** Continue this chat; null or omitted starts one. */
+  readonly chatId?: string | null | undefined
+  readonly message: string
+  /** Seeds the context of a new chat (ignored when continuing one). */
+  readonly history?: ReadonlyArray<typeof Chat.HistoryItem.Type> | undefined
+}
+
+export interface ChatTurn {
+  readonly chatId: string
+  readonly agentId: string
+  readonly agentName: string
+  /** The turn's events; runs the turn when consumed (once). Never fails. */
+  readonly events: Stream.Stream<Chat.ChatEvent>
+}
+
+export class ChatEngine extends Context.Service<ChatEngine, {
+  /**
+   * Starts a turn: 404 (`NotFound`) for an unknown or other tenant's chat, an
+   * unknown space, a space outside the key's binding, or a space without
+   * agents. The user's message is stored before this returns.
+   */
+  readonly send: (input: SendInput) => Effect.Effect<ChatTurn, Errors.NotFound | SqlError>
+}>()("@agent-platform/server/Chat/ChatEngine") {
+  /** Needs ChatRepo, Router, Retrieval, ChatActions and LanguageModel. */
+  static readonly layer = Layer.effect(
+    ChatEngine,
+    Effect.gen(function*() {
+      const repo = yield* ChatRepo
+      const router = yield* Router
+      const runner = yield* makeTurnRunner
+
+      const notFound = (error: string) => new Errors.NotFound({ error })
+
+      const resolveSpace = Effect.fnUntraced(function*(tenantId: string, bound: string | null, ref: string | undefined) {
+        if (ref !== undefined) {
+          const space = yield* repo.findSpace(tenantId, ref)
+          // A space-bound key sees only its space: any other looks missing.
+          if (space === undefined || (bound !== null && space.id !== bound)) return yield* notFound(`space ${ref} not found`)
+          return space.id
+        }
+        if (bound !== null) return bound
+        const first = yield* repo.firstSpace(tenantId)
+        if (first === undefined) return yield* notFound("the tenant has no space to chat in")
+        return first.id
+      })
+
+      const send = Effect.fn("ChatEngine.send")(function*(input: SendInput) {
+        const caller = input.caller
+        const tenantId = caller.tenantId
+        const bound = caller._tag === "Key" ? caller.spaceId : null
+        const chatId = input.chatId ?? null
+
+        let chat: ChatRow | undefined
+        let spaceId: string
+        if (chatId !== null) {
+          chat = isUuid(chatId) ? yield* repo.findChat(tenantId, chatId) : undefined
+          if (chat === undefined || (bound !== null && chat.space_id !== bound)) return yield* notFound(`chat ${chatId} not found`)
+          spaceId = chat.space_id
+        } else {
+          spaceId = yield* resolveSpace(tenantId, bound, input.space)
+        }
+        const agents = yield* repo.listAgents(tenantId, spaceId)
+        if (agents.length === 0) return yield* notFound("the space has no agents")
+
+        const pending = chat === undefined ? undefined : yield* repo.pendingAction(tenantId, chat.id)
+        const agent = yield* chooseAgent(tenantId, agents, chat, pending, input.message)
+        if (chat === undefined) {
+          chat = yield* repo.createChat({
+            tenantId,
+            spaceId,
+            agentId: agent.id,
+            keyId: caller._tag === "Key" ? caller.keyId : null,
+            userId: caller._tag === "User" ? caller.userId : null,
+            seedHistory: (input.history ?? []).map((item): SeedMessage => ({
+              role: item.role === "user" ? "user" : "agent",
+              content: item.content
+            }))
+          })
+        } else if (chat.agent_id !== agent.id) {
+          yield* repo.setChatAgent(tenantId, chat.id, agent.id)
+        }
+        const userMessage = yield* repo.appendMessage({
+          tenantId,
+          chatId: chat.id,
+          role: "user",
+          content: input.message,
+          agentId: null,
+          tokensInput: 0,
+          tokensOutput: 0
+        })
+        const turn: TurnContext = { tenantId, caller, chat, agent, pending, message: input.message, userSeq: userMessage.seq }
+        return { chatId: chat.id, agentId: agent.id, agentName: agent.name, events: turnEvents(turn) } satisfies ChatTurn
+      })
+
+      /**
+       * A continuing chat keeps its agent — or the agent of the action it is
+       * preparing — unless the message names another; a new chat is routed.
+       */
+      const chooseAgent = (
+        tenantId: string,
+        agents: ReadonlyArray<AgentRow>,
+        chat: ChatRow | undefined,
+        pending: PendingActionRow | undefined,
+        message: string
+      ) =>
+        Effect.gen(function*() {
+          const byId = (id: string | null | undefined) => agents.find((agent) => agent.id === id)
+          if (chat !== undefined) {
+            const preparing = byId(pending?.agent_id)
+            if (preparing !== undefined) return preparing
+            const current = mentionedAgent(message, agents) ?? byId(chat.agent_id)
+            if (current !== undefined) return current
+          }
+          const route = yield* router.route({ tenantId, agents, message }).pipe(
+            // Matching needs the embedding model; when it fails, the primary agent still answers.
+            Effect.catchTag("AiError", (error) =>
+              Effect.as(Effect.logWarning("routing by match failed; using the primary agent", error), primaryRoute(agents)))
+          )
+          return route.agent
+        })
+
+      /** The turn's event stream, storing the agent's message when it ends. */
+      const turnEvents = (turn: TurnContext): Stream.Stream<Chat.ChatEvent> => {
+        const meter = makeMeter()
+        let delivered = ""
+        const persist = Effect.suspend(() => {
+          const usage = meter.totals()
+          if (delivered.length === 0) return Effect.void
+          return repo.appendMessage({
+            tenantId: turn.tenantId,
+            chatId: turn.chat.id,
+            role: "agent",
+            content: delivered,
+            agentId: turn.agent.id,
+            tokensInput: usage.input,
+            tokensOutput: usage.output
+          })
+        }).pipe(
+          Effect.catchCause((cause) => Effect.logError("could not store the agent's message", cause)),
+          Effect.asVoid
+        )
+        return Stream.callback<Chat.ChatEvent>(
+          (queue) =>
+            runner.run(turn, meter, (event) => Queue.offer(queue, event)).pipe(
+              Effect.catchCause((cause) =>
+                Cause.hasInterruptsOnly(cause)
+                  ? Effect.interrupt
+                  : Effect.logWarning("chat turn failed", cause).pipe(
+                    Effect.andThen(Queue.offer(queue, { type: "error", error: describeFailure(cause) }))
+                  )
+              ),
+              Effect.ensuring(Queue.end(queue))
+            ),
+          // Lockstep with the consumer: what is stored is what was sent, give or take one event.
+          { bufferSize: 1, strategy: "suspend" }
+        ).pipe(
+          Stream.tap((event) =>
+            Effect.sync(() => {
+              if ("text" in event) delivered += event.text
+            })
+          ),
+          Stream.onExit(() => persist)
+        )
+      }
+
+      return ChatEngine.of({ send })
+    })
+  )
+}

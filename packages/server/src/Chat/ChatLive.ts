@@ -1,0 +1,16 @@
+/**
+ * Chat as the server wires it: the engine, history and usage, with the router
+ * and the repository. Needs SqlClient, LanguageModel, EmbeddingModel,
+ * Retrieval (KnowledgeLive) and an implementation of ChatActions.
+ */
+import { Layer } from "effect"
+import { ChatEngine } from "./ChatEngine.ts"
+import { ChatHistory } from "./ChatHistory.ts"
+import { ChatRepo } from "./ChatRepo.ts"
+import { Router } from "./Router.ts"
+import { UsageReport } from "./UsageReport.ts"
+
+export const ChatLive = Layer.mergeAll(ChatEngine.layer, ChatHistory.layer, UsageReport.layer).pipe(
+  Layer.provideMerge(Router.layer),
+  Layer.provide(ChatRepo.layer)
+)

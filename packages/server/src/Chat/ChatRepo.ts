@@ -1,0 +1,179 @@
+/**
+ * The chats, chat_messages and chat_pending_actions tables, and the spaces and
+ * agents a chat reads. Every query filters by the caller's `tenant_id`.
+ */
+import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { isUuid } from "../Platform/Ids.ts"
+
+export interface SpaceRow {
+  readonly id: string
+  readonly code: string
+}
+
+export interface AgentRow {
+  readonly id: string
+  readonly space_id: string
+  readonly name: string
+  readonly summary: string
+  readonly instructions: string | null
+  readonly is_primary: boolean
+  readonly always_on: boolean
+}
+
+export interface SeedMessage {
+  readonly role: "user" | "agent"
+  readonly content: string
+}
+
+export interface ChatRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly space_id: string
+  readonly agent_id: string | null
+  readonly seed_history: ReadonlyArray<SeedMessage>
+}
+
+export interface MessageRow {
+  readonly id: string
+  readonly role: "user" | "agent"
+  readonly content: string
+  readonly agent_id: string | null
+  readonly seq: number
+  readonly created_at: Date
+}
+
+/** The action a chat is preparing (slot filling), or waiting to have confirmed. */
+export interface PendingActionRow {
+  readonly chat_id: string
+  readonly agent_id: string
+  readonly action_id: string
+  readonly stage: "collecting" | "confirming"
+  readonly params: Record<string, unknown>
+  /** The parameter asked for last (collecting). */
+  readonly asking: string | null
+}
+
+/** An action left half-prepared this long is forgotten: the next message starts afresh. */
+export const pendingActionLifetimeMinutes = 30
+
+export class ChatRepo extends Context.Service<ChatRepo, {
+  /** A space of the tenant by id or by code. */
+  readonly findSpace: (tenantId: string, ref: string) => Effect.Effect<SpaceRow | undefined, SqlError>
+  /** The tenant's first space (oldest). */
+  readonly firstSpace: (tenantId: string) => Effect.Effect<SpaceRow | undefined, SqlError>
+  readonly listAgents: (tenantId: string, spaceId: string) => Effect.Effect<ReadonlyArray<AgentRow>, SqlError>
+  readonly createChat: (chat: {
+    readonly tenantId: string
+    readonly spaceId: string
+    readonly agentId: string
+    readonly keyId: string | null
+    readonly userId: string | null
+    readonly seedHistory: ReadonlyArray<SeedMessage>
+  }) => Effect.Effect<ChatRow, SqlError>
+  readonly findChat: (tenantId: string, chatId: string) => Effect.Effect<ChatRow | undefined, SqlError>
+  readonly setChatAgent: (tenantId: string, chatId: string, agentId: string) => Effect.Effect<void, SqlError>
+  /** Appends a message with the chat's next `seq`. */
+  readonly appendMessage: (message: {
+    readonly tenantId: string
+    readonly chatId: string
+    readonly role: "user" | "agent"
+    readonly content: string
+    readonly agentId: string | null
+    readonly tokensInput: number
+    readonly tokensOutput: number
+  }) => Effect.Effect<MessageRow, SqlError>
+  /** The chat's messages before `beforeSeq`, the last `limit` of them, in order. */
+  readonly recentMessages: (tenantId: string, chatId: string, beforeSeq: number, limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
+  /** All the chat's messages in order. */
+  readonly messages: (tenantId: string, chatId: string) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
+  /** The action the chat is preparing, unless it was left alone for `pendingActionLifetimeMinutes`. */
+  readonly pendingAction: (tenantId: string, chatId: string) => Effect.Effect<PendingActionRow | undefined, SqlError>
+  readonly savePendingAction: (tenantId: string, pending: PendingActionRow) => Effect.Effect<void, SqlError>
+  readonly clearPendingAction: (tenantId: string, chatId: string) => Effect.Effect<void, SqlError>
+}>()("@agent-platform/server/Chat/ChatRepo") {
+  static readonly layer = Layer.effect(
+    ChatRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+      const chatColumns = sql.literal("id, tenant_id, space_id, agent_id, seed_history")
+      const messageColumns = sql.literal("id, role, content, agent_id, seq, created_at")
+
+      return ChatRepo.of({
+        findSpace: (tenantId, ref) =>
+          Effect.map(
+            isUuid(ref)
+              ? sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
+              : sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND code = ${ref}`,
+            first
+          ),
+        firstSpace: (tenantId) =>
+          Effect.map(sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} ORDER BY created_at, id LIMIT 1`, first),
+        listAgents: (tenantId, spaceId) =>
+          sql<AgentRow>`
+            SELECT id, space_id, name, summary, instructions, is_primary, always_on FROM agents
+            WHERE tenant_id = ${tenantId} AND space_id = ${spaceId} ORDER BY created_at, id`,
+        createChat: (chat) =>
+          Effect.map(
+            sql<ChatRow>`
+              INSERT INTO chats (tenant_id, space_id, agent_id, key_id, user_id, seed_history)
+              VALUES (${chat.tenantId}, ${chat.spaceId}, ${chat.agentId}, ${chat.keyId}, ${chat.userId},
+                      ${JSON.stringify(chat.seedHistory)}::jsonb)
+              RETURNING ${chatColumns}`,
+            (rows) => rows[0]
+          ),
+        findChat: (tenantId, chatId) =>
+          Effect.map(sql<ChatRow>`SELECT ${chatColumns} FROM chats WHERE tenant_id = ${tenantId} AND id = ${chatId}`, first),
+        setChatAgent: (tenantId, chatId, agentId) =>
+          Effect.asVoid(sql`UPDATE chats SET agent_id = ${agentId}, updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${chatId}`),
+        appendMessage: (message) =>
+          Effect.map(
+            sql<MessageRow>`
+              WITH next AS (
+                UPDATE chats SET last_seq = last_seq + 1, updated_at = now()
+                WHERE tenant_id = ${message.tenantId} AND id = ${message.chatId}
+                RETURNING last_seq
+              )
+              INSERT INTO chat_messages (chat_id, tenant_id, role, content, agent_id, seq, tokens_input, tokens_output)
+              SELECT ${message.chatId}, ${message.tenantId}, ${message.role}, ${message.content}, ${message.agentId},
+                     next.last_seq, ${message.tokensInput}, ${message.tokensOutput}
+              FROM next
+              RETURNING ${messageColumns}`,
+            (rows) => rows[0]
+          ),
+        recentMessages: (tenantId, chatId, beforeSeq, limit) =>
+          Effect.map(
+            sql<MessageRow>`
+              SELECT ${messageColumns} FROM chat_messages
+              WHERE tenant_id = ${tenantId} AND chat_id = ${chatId} AND seq < ${beforeSeq}
+              ORDER BY seq DESC LIMIT ${limit}`,
+            (rows) => [...rows].reverse()
+          ),
+        messages: (tenantId, chatId) =>
+          sql<MessageRow>`
+            SELECT ${messageColumns} FROM chat_messages
+            WHERE tenant_id = ${tenantId} AND chat_id = ${chatId} ORDER BY seq`,
+        pendingAction: (tenantId, chatId) =>
+          Effect.map(
+            sql<PendingActionRow>`
+              SELECT chat_id, agent_id, action_id, stage, params, asking FROM chat_pending_actions
+              WHERE tenant_id = ${tenantId} AND chat_id = ${chatId}
+                AND updated_at > now() - ${pendingActionLifetimeMinutes}::int * interval '1 minute'`,
+            first
+          ),
+        savePendingAction: (tenantId, pending) =>
+          Effect.asVoid(sql`
+            INSERT INTO chat_pending_actions (chat_id, tenant_id, agent_id, action_id, stage, params, asking)
+            VALUES (${pending.chat_id}, ${tenantId}, ${pending.agent_id}, ${pending.action_id}, ${pending.stage},
+                    ${JSON.stringify(pending.params)}::jsonb, ${pending.asking})
+            ON CONFLICT (chat_id) DO UPDATE SET
+              agent_id = EXCLUDED.agent_id, action_id = EXCLUDED.action_id, stage = EXCLUDED.stage,
+              params = EXCLUDED.params, asking = EXCLUDED.asking, updated_at = now()`),
+        clearPendingAction: (tenantId, chatId) =>
+          Effect.asVoid(sql`DELETE FROM chat_pending_actions WHERE tenant_id = ${tenantId} AND chat_id = ${chatId}`)
+      })
+    })
+  )
+}

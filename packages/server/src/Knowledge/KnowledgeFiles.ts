@@ -1,0 +1,109 @@
+/**
+ * An agent's knowledge files (spec: /v1/knowledge): ingesting a document puts
+ * it in the queue as `pending` and returns at once; the ingestion worker
+ * moves it to `processing` and then `ready`, or `failed` with an `error`.
+ * Deleting a file removes its chunks from search.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import { Errors, Knowledge } from "@agent-platform/domain"
+import { isUuid } from "../Platform/Ids.ts"
+import { Notifications } from "../Platform/Notifications.ts"
+import { binaryContentProblem, storableText } from "./Chunking.ts"
+import { type FileRow, KnowledgeRepo } from "./KnowledgeRepo.ts"
+
+/** The Notifications topic that wakes the ingestion worker up. */
+export const ingestTopic = "knowledge_ingest"
+
+export const toKnowledgeFile = (row: FileRow): Knowledge.KnowledgeFile => ({
+  id: row.id,
+  filename: row.filename,
+  content_summary: row.content_summary,
+  status: row.status,
+  size_bytes: row.size_bytes,
+  agent_id: row.agent_id,
+  uploaded_at: row.uploaded_at.toISOString(),
+  error: row.error
+})
+
+export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
+  /** Queues a document for an agent of the tenant; 404 for an unknown agent (or another tenant's). */
+  readonly ingest: (input: {
+    readonly tenantId: string
+    readonly agentId: string
+    readonly filename: string
+    readonly content: string
+  }) => Effect.Effect<typeof Knowledge.IngestAccepted.Type, Errors.NotFound | Errors.InvalidRequest | SqlError>
+  /** The tenant's files, of one agent when `agentId` is given, oldest first. */
+  readonly list: (input: {
+    readonly tenantId: string
+    readonly agentId?: string | undefined
+  }) => Effect.Effect<ReadonlyArray<Knowledge.KnowledgeFile>, SqlError>
+  readonly get: (input: { readonly tenantId: string; readonly fileId: string }) => Effect.Effect<Knowledge.KnowledgeFile, Errors.NotFound | SqlError>
+  /** Deletes a file and its chunks; 404 for an unknown file or another tenant's. */
+  readonly remove: (input: { readonly tenantId: string; readonly fileId: string }) => Effect.Effect<void, Errors.NotFound | SqlError>
+}>()("@agent-platform/server/Knowledge/KnowledgeFiles") {
+  /** Needs `KnowledgeRepo`; wakes the worker through `Notifications` when the process provides it. */
+  static readonly layer = Layer.effect(
+    KnowledgeFiles,
+    Effect.gen(function*() {
+      const repo = yield* KnowledgeRepo
+      const notifications = yield* Effect.serviceOption(Notifications)
+      const fileNotFound = (fileId: string) => new Errors.NotFound({ error: `knowledge file ${fileId} not found` })
+
+      const ingest = Effect.fn("KnowledgeFiles.ingest")(function*(input: {
+        readonly tenantId: string
+        readonly agentId: string
+        readonly filename: string
+        readonly content: string
+      }) {
+        const filename = input.filename.trim()
+        const sizeBytes = Buffer.byteLength(input.content, "utf8")
+        if (filename.length === 0 || filename.length > Knowledge.maxFilenameLength) {
+          return yield* new Errors.InvalidRequest({ error: `filename must have 1 to ${Knowledge.maxFilenameLength} characters` })
+        }
+        if (sizeBytes === 0 || sizeBytes > Knowledge.maxContentBytes) {
+          return yield* new Errors.InvalidRequest({ error: "content must have 1 byte to 2 MiB of text" })
+        }
+        if (!isUuid(input.agentId) || !(yield* repo.agentExists(input.tenantId, input.agentId))) {
+          return yield* new Errors.NotFound({ error: `agent ${input.agentId} not found` })
+        }
+        const row = yield* repo.insertFile({
+          tenantId: input.tenantId,
+          agentId: input.agentId,
+          filename,
+          content: storableText(input.content),
+          contentProblem: binaryContentProblem(input.content) ?? null,
+          sizeBytes
+        })
+        if (Option.isSome(notifications)) {
+          yield* notifications.value.publish(ingestTopic, row.id).pipe(
+            Effect.catch((error) => Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error))
+          )
+        }
+        return {
+          file_id: row.id,
+          status: "pending" as const,
+          message: "Queued for ingestion: the file moves to processing, then ready (or failed, with an error)."
+        }
+      })
+
+      return KnowledgeFiles.of({
+        ingest,
+        list: ({ tenantId, agentId }) =>
+          agentId !== undefined && !isUuid(agentId)
+            ? Effect.succeed([])
+            : Effect.map(repo.listFiles(tenantId, agentId), (rows) => rows.map(toKnowledgeFile)),
+        get: ({ tenantId, fileId }) =>
+          isUuid(fileId)
+            ? Effect.flatMap(repo.findFile(tenantId, fileId), (row) =>
+              row === undefined ? Effect.fail(fileNotFound(fileId)) : Effect.succeed(toKnowledgeFile(row)))
+            : Effect.fail(fileNotFound(fileId)),
+        remove: ({ tenantId, fileId }) =>
+          isUuid(fileId)
+            ? Effect.flatMap(repo.deleteFile(tenantId, fileId), (deleted) => (deleted ? Effect.void : Effect.fail(fileNotFound(fileId))))
+            : Effect.fail(fileNotFound(fileId))
+      })
+    })
+  )
+}

@@ -1,0 +1,159 @@
+/**
+ * Knowledge retrieval: the top-k chunks of an agent (or of several agents,
+ * for routing) for a query, always within the caller's tenant and only from
+ * `ready` files embedded by the current embedding model.
+ *
+ * Two strategies, chosen by what the database offers (SearchCapabilities):
+ * - `pgvector`: nearest neighbours by cosine distance on the HNSW index;
+ * - `lexical`: full-text candidates (`tsvector`, prefix-matched stems) and
+ *   trigram candidates (pg_trgm word similarity, for typos), re-ranked by the
+ *   cosine of their stored `real[]` embeddings — PostgreSQL 15 without pgvector.
+ */
+import { Context, Effect, Layer } from "effect"
+import type * as AiError from "effect/ai/AiError"
+import * as EmbeddingModel from "effect/ai/EmbeddingModel"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { cosine } from "../Ai/HashingEmbedder.ts"
+import { ModelNames } from "../Ai/ModelNames.ts"
+import { normalize, stem, stopwords } from "../Ai/Words.ts"
+import { isUuid } from "../Platform/Ids.ts"
+import { SearchCapabilities } from "./SearchCapabilities.ts"
+
+export interface RetrievedChunk {
+  readonly chunkId: string
+  readonly fileId: string
+  readonly agentId: string
+  readonly filename: string
+  readonly ordinal: number
+  readonly content: string
+  /** Cosine similarity of the chunk's embedding and the query's, in [-1, 1]. */
+  readonly score: number
+}
+
+export interface SearchInput {
+  readonly tenantId: string
+  readonly agentIds: ReadonlyArray<string>
+  readonly query: string
+  /** How many chunks to return at most (default 4). */
+  readonly limit?: number | undefined
+}
+
+/** Lexical candidates considered for re-ranking. */
+const candidateLimit = 100
+const maxQueryTerms = 24
+
+interface CandidateRow {
+  readonly id: string
+  readonly file_id: string
+  readonly agent_id: string
+  readonly filename: string
+  readonly ordinal: number
+  readonly content: string
+  readonly embedding: ReadonlyArray<number>
+}
+
+/**
+ * The query's words for full-text search: lower-cased, stopwords dropped,
+ * each as a prefix of its stem (`refunds` → `refund:*`, `policies` → `polic:*`)
+ * so the `simple` configuration's unstemmed index still matches other forms.
+ */
+const queryWords = (query: string) => {
+  const raw = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+  const result = new Set<string>()
+  for (const word of raw) {
+    const plain = normalize(word)
+    if (stopwords.has(plain) || word.length < 2) continue
+    // Accented words are matched as written (the index keeps accents).
+    const prefix = plain !== word ? word : stem(word).replace(/(?<=.{3})[ye]$/u, "")
+    result.add(prefix)
+    if (result.size >= maxQueryTerms) break
+  }
+  return [...result]
+}
+
+export class Retrieval extends Context.Service<Retrieval, {
+  /** Which strategy this database uses. */
+  readonly mode: "pgvector" | "lexical"
+  /** The chunks most similar to the query, best first. */
+  readonly search: (input: SearchInput) => Effect.Effect<ReadonlyArray<RetrievedChunk>, AiError.AiError | SqlError>
+}>()("@agent-platform/server/Knowledge/Retrieval") {
+  /** Needs SqlClient, EmbeddingModel, ModelNames and SearchCapabilities. */
+  static readonly layer = Layer.effect(
+    Retrieval,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const embedder = yield* EmbeddingModel.EmbeddingModel
+      const capabilities = yield* SearchCapabilities
+      const model = (yield* ModelNames).embeddingModel
+
+      const toChunk = (row: CandidateRow, score: number): RetrievedChunk => ({
+        chunkId: row.id,
+        fileId: row.file_id,
+        agentId: row.agent_id,
+        filename: row.filename,
+        ordinal: row.ordinal,
+        content: row.content,
+        score
+      })
+
+      const byVector = (tenantId: string, agentIds: ReadonlyArray<string>, vector: ReadonlyArray<number>, limit: number) => {
+        // The dimension is part of the indexed expression, so it is written into the statement.
+        const dims = sql.literal(String(vector.length))
+        const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
+        return sql.withTransaction(Effect.gen(function*() {
+          // Filtered HNSW scans keep looking until `limit` rows pass the tenant and agent filter.
+          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
+          return yield* sql<CandidateRow & { distance: number }>`
+            SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding,
+                   (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
+            FROM knowledge_chunks c
+            JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
+            WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
+              AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
+            ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
+            LIMIT ${limit}`
+        })).pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
+      }
+
+      const byWords = (tenantId: string, agentIds: ReadonlyArray<string>, query: string, vector: ReadonlyArray<number>, limit: number) => {
+        const words = queryWords(query)
+        if (words.length === 0) return Effect.succeed([])
+        const tsQuery = words.map((word) => `${word}:*`).join(" | ")
+        const fuzzyWords = words.filter((word) => word.length >= 4)
+        const trigram = capabilities.trigram && fuzzyWords.length > 0
+          ? sql`OR c.content %> ANY(${fuzzyWords}::text[])`
+          : sql.literal("")
+        return sql<CandidateRow>`
+          SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding
+          FROM knowledge_chunks c
+          JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
+          WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[]) AND c.embedding_model = ${model}
+            AND (c.content_tsv @@ to_tsquery('simple', ${tsQuery}) ${trigram})
+          ORDER BY ts_rank(c.content_tsv, to_tsquery('simple', ${tsQuery})) DESC
+          LIMIT ${candidateLimit}`.pipe(
+          Effect.map((rows) =>
+            rows
+              .map((row) => toChunk(row, cosine(vector, row.embedding)))
+              .sort((a, b) => b.score - a.score)
+              .slice(0, limit)
+          )
+        )
+      }
+
+      const search = Effect.fn("Retrieval.search")(function*(input: SearchInput) {
+        const agentIds = input.agentIds.filter(isUuid)
+        const query = input.query.trim()
+        if (agentIds.length === 0 || query.length === 0) return []
+        const limit = Math.max(1, Math.min(input.limit ?? 4, 50))
+        const { vector } = yield* embedder.embed(query)
+        if (vector.every((x) => x === 0)) return [] // nothing in the query to compare (only stopwords)
+        return capabilities.pgvector
+          ? yield* byVector(input.tenantId, agentIds, vector, limit)
+          : yield* byWords(input.tenantId, agentIds, query, vector, limit)
+      })
+
+      return Retrieval.of({ mode: capabilities.pgvector ? "pgvector" : "lexical", search })
+    })
+  )
+}

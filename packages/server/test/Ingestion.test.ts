@@ -1,0 +1,406 @@
+/**
+ * Knowledge ingestion (spec: /v1/knowledge, "States and transitions"): the
+ * queue moves a file pending → processing → ready, or to failed with an error;
+ * chunks overlap; retrieval finds the right chunk on the embedded database
+ * (pgvector) and on PostgreSQL 15 (full-text + trigram, re-ranked by cosine),
+ * always within the tenant and the agents asked for.
+ */
+import { assert, describe, it as plainIt, layer } from "@effect/vitest"
+import { Deferred, Duration, Effect, Fiber, Layer, Ref } from "effect"
+import * as AiError from "effect/ai/AiError"
+import * as EmbeddingModel from "effect/ai/EmbeddingModel"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as HashingEmbedder from "../src/Ai/HashingEmbedder.ts"
+import { chunkOverlap, chunkTarget, chunkText, normalizeDocument, summarize } from "../src/Knowledge/Chunking.ts"
+import { IngestionQueue } from "../src/Knowledge/IngestionQueue.ts"
+import { IngestionWorker } from "../src/Knowledge/IngestionWorker.ts"
+import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
+import { KnowledgeRepo } from "../src/Knowledge/KnowledgeRepo.ts"
+import { Retrieval } from "../src/Knowledge/Retrieval.ts"
+import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
+import { ServerConfig } from "../src/Platform/Config.ts"
+import { Notifications } from "../src/Platform/Notifications.ts"
+import { serverSuite, layer as testServer } from "./TestServer.ts"
+
+// ---------------------------------------------------------------------------
+// A controllable embedding model: the hashing embedder, unless a test makes it
+// fail or hold until released.
+
+type EmbedderMode =
+  | { readonly _tag: "normal" }
+  | { readonly _tag: "failing"; readonly times: number }
+  | { readonly _tag: "held"; readonly entered: Deferred.Deferred<void>; readonly release: Deferred.Deferred<void> }
+
+const control = Ref.makeUnsafe<EmbedderMode>({ _tag: "normal" })
+
+const ControlledEmbedder = Layer.effect(
+  EmbeddingModel.EmbeddingModel,
+  Effect.gen(function*() {
+    const hashing = yield* HashingEmbedder.make
+    return yield* EmbeddingModel.make({
+      embedMany: ({ inputs }) =>
+        Effect.gen(function*() {
+          const mode = yield* Ref.get(control)
+          if (mode._tag === "failing" && mode.times > 0) {
+            yield* Ref.set(control, { _tag: "failing", times: mode.times - 1 })
+            return yield* AiError.make({
+              module: "TestEmbedder",
+              method: "embedMany",
+              reason: new AiError.InternalProviderError({ description: "the embedding service is down" })
+            })
+          }
+          if (mode._tag === "held") {
+            yield* Deferred.succeed(mode.entered, undefined)
+            yield* Deferred.await(mode.release)
+          }
+          const response = yield* hashing.embedMany(inputs)
+          return { results: response.embeddings.map((e) => [...e.vector]), usage: { inputTokens: response.usage.inputTokens } }
+        })
+    })
+  })
+)
+
+const KnowledgeLive = Layer.mergeAll(
+  KnowledgeFiles.layer,
+  IngestionQueue.layerWith({ maxAttempts: 2, retryDelay: () => Duration.zero, lease: "1 minute" }),
+  Retrieval.layer
+).pipe(
+  Layer.provideMerge(KnowledgeRepo.layer),
+  Layer.provideMerge(SearchCapabilities.layer),
+  Layer.provideMerge(ControlledEmbedder)
+)
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+const bootstrapTenant = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ id: string }>`SELECT id FROM tenants ORDER BY created_at LIMIT 1`, (rows) => rows[0].id))
+
+const newTenant = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ id: string }>`INSERT INTO tenants (name) VALUES (${`t-${crypto.randomUUID()}`}) RETURNING id`, (rows) => rows[0].id))
+
+const newAgent = (tenantId: string, name = "Helper") =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [space] = yield* sql<{ id: string }>`
+      INSERT INTO spaces (tenant_id, code, name) VALUES (${tenantId}, ${`s-${crypto.randomUUID().slice(0, 8)}`}, 'Space')
+      RETURNING id`
+    const [agent] = yield* sql<{ id: string }>`
+      INSERT INTO agents (tenant_id, space_id, name, summary) VALUES (${tenantId}, ${space.id}, ${name}, 'helps') RETURNING id`
+    return agent.id
+  })
+
+const statusOf = (tenantId: string, fileId: string) =>
+  Effect.flatMap(KnowledgeFiles, (files) => files.get({ tenantId, fileId }))
+
+const chunksOf = (fileId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ ordinal: number; content: string; tenant_id: string; agent_id: string }>`
+      SELECT ordinal, content, tenant_id, agent_id FROM knowledge_chunks WHERE file_id = ${fileId} ORDER BY ordinal`)
+
+const refundPolicy = [
+  "# Returns and refunds",
+  "",
+  "Customers may return any unused item within 30 days of delivery. Items must be in their original packaging.",
+  "",
+  "Refunds are processed within 14 business days after the returned item reaches our warehouse. The money goes back to the original payment method.",
+  "",
+  "Damaged items are replaced free of charge. Send a photo of the damage to support@example.com within 48 hours."
+].join("\n")
+
+const shippingGuide = [
+  "# Shipping",
+  "",
+  "Standard shipping takes 3 to 5 working days inside the country. Express shipping arrives the next working day when ordered before noon.",
+  "",
+  "International parcels are shipped with tracking and usually arrive within 10 days. Customs fees are paid by the recipient."
+].join("\n")
+
+const officeGuide = [
+  "# Office",
+  "",
+  "The office opens at 8 am and the cafeteria serves lunch from noon to 2 pm. Visitors sign in at the reception desk on the ground floor."
+].join("\n")
+
+/** A long text: numbered sentences, each easy to recognise in a chunk. */
+const longDocument = Array.from({ length: 60 }, (_, i) =>
+  `Fact ${i + 1}: the warehouse in region ${i + 1} stores ${(i + 1) * 10} pallets of spare parts.`).join(" ")
+
+// ---------------------------------------------------------------------------
+
+describe("Chunking", () => {
+  plainIt("cuts a long text into chunks of about 800 characters that overlap", () => {
+    const chunks = chunkText(normalizeDocument(longDocument))
+    assert.isAbove(chunks.length, 3)
+    for (const chunk of chunks) assert.isAtMost(chunk.length, chunkTarget)
+    for (let i = 1; i < chunks.length; i++) {
+      // The next chunk starts with the last sentence(s) of the previous one.
+      const head = chunks[i].slice(0, 40)
+      assert.include(chunks[i - 1], head, `chunk ${i} does not start inside chunk ${i - 1}`)
+      const shared = chunks[i - 1].slice(chunks[i - 1].indexOf(head))
+      assert.isAtMost(shared.length, chunkOverlap)
+      assert.isAbove(shared.length, 20)
+    }
+    // Nothing is lost: every sentence of the document is in some chunk.
+    for (let i = 1; i <= 60; i++) assert.isTrue(chunks.some((chunk) => chunk.includes(`Fact ${i}:`)), `fact ${i} missing`)
+  })
+
+  plainIt("normalizes line breaks, spaces and blank lines, and summarizes the opening", () => {
+    const text = normalizeDocument("\ufeff# Title\r\n\r\n\r\n\r\nFirst  line\tof text.  \r\nSecond line.")
+    assert.strictEqual(text, "# Title\n\nFirst line of text.\nSecond line.")
+    assert.strictEqual(summarize(text), "Title. First line of text. Second line.")
+  })
+})
+
+layer(Layer.provideMerge(KnowledgeLive, testServer()), serverSuite)("Knowledge ingestion", (it) => {
+  describe("ingest, list, remove", () => {
+    it.effect("queues a document as pending and lists it with the spec's fields", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const accepted = yield* files.ingest({ tenantId, agentId, filename: "refunds.md", content: refundPolicy })
+        assert.strictEqual(accepted.status, "pending")
+        const listed = yield* files.list({ tenantId, agentId })
+        assert.strictEqual(listed.length, 1)
+        assert.deepInclude(listed[0], {
+          id: accepted.file_id,
+          filename: "refunds.md",
+          status: "pending",
+          agent_id: agentId,
+          size_bytes: Buffer.byteLength(refundPolicy),
+          content_summary: "",
+          error: null
+        })
+        assert.match(listed[0].uploaded_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      }))
+
+    it.effect("answers 404 for an unknown agent or another tenant's agent", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const tenantId = yield* bootstrapTenant
+        const otherAgent = yield* newAgent(yield* newTenant)
+        for (const agentId of [crypto.randomUUID(), "not-a-uuid", otherAgent]) {
+          const error = yield* Effect.flip(files.ingest({ tenantId, agentId, filename: "a.txt", content: "hello" }))
+          assert.strictEqual(error._tag, "NotFound")
+        }
+        const empty = yield* Effect.flip(files.ingest({ tenantId, agentId: otherAgent, filename: "  ", content: "x" }))
+        assert.strictEqual(empty._tag, "InvalidRequest")
+      }))
+
+    it.effect("removing a file deletes its chunks; another tenant gets 404", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        yield* queue.processDue
+        assert.isAbove((yield* chunksOf(file_id)).length, 0)
+        const otherTenant = yield* newTenant
+        assert.strictEqual((yield* Effect.flip(files.remove({ tenantId: otherTenant, fileId: file_id })))._tag, "NotFound")
+        yield* files.remove({ tenantId, fileId: file_id })
+        assert.strictEqual((yield* chunksOf(file_id)).length, 0)
+        assert.deepStrictEqual(yield* files.list({ tenantId, agentId }), [])
+        assert.strictEqual((yield* Effect.flip(files.remove({ tenantId, fileId: file_id })))._tag, "NotFound")
+      }))
+  })
+
+  describe("the queue", () => {
+    it.effect("moves a file pending → processing → ready, chunked with overlap and summarized", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "warehouses.txt", content: longDocument })
+        assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "pending")
+
+        const entered = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        yield* Ref.set(control, { _tag: "held", entered, release })
+        const batch = yield* Effect.forkChild(queue.processDue)
+        yield* Deferred.await(entered)
+        assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "processing")
+        yield* Ref.set(control, { _tag: "normal" })
+        yield* Deferred.succeed(release, undefined)
+        const report = yield* Fiber.join(batch)
+        assert.deepStrictEqual(report, { claimed: 1, ready: 1, failed: 0, retried: 0 })
+
+        const file = yield* statusOf(tenantId, file_id)
+        assert.strictEqual(file.status, "ready")
+        assert.strictEqual(file.error, null)
+        assert.match(file.content_summary, /^Fact 1: the warehouse in region 1 stores 10 pallets/)
+        const chunks = yield* chunksOf(file_id)
+        assert.isAbove(chunks.length, 3)
+        assert.deepStrictEqual(chunks.map((c) => c.ordinal), chunks.map((_, i) => i))
+        for (const chunk of chunks) assert.deepInclude(chunk, { tenant_id: tenantId, agent_id: agentId })
+        for (let i = 1; i < chunks.length; i++) assert.include(chunks[i - 1].content, chunks[i].content.slice(0, 30))
+        // A second batch finds nothing left to do.
+        assert.strictEqual((yield* queue.processDue).claimed, 0)
+      }))
+
+    it.effect("ends a binary or an empty document in failed, with the reason", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const binary = yield* files.ingest({ tenantId, agentId, filename: "image.png", content: "\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR" })
+        const blank = yield* files.ingest({ tenantId, agentId, filename: "blank.txt", content: " \n\t\r\n \u0007 " })
+        const report = yield* queue.processDue
+        assert.strictEqual(report.failed, 2)
+        const failedBinary = yield* statusOf(tenantId, binary.file_id)
+        assert.strictEqual(failedBinary.status, "failed")
+        assert.match(failedBinary.error ?? "", /NUL bytes|binary/)
+        const failedBlank = yield* statusOf(tenantId, blank.file_id)
+        assert.strictEqual(failedBlank.status, "failed")
+        assert.match(failedBlank.error ?? "", /empty/)
+        assert.strictEqual((yield* chunksOf(binary.file_id)).length, 0)
+      }))
+
+    it.effect("retries an embedding failure, and fails the file once the attempts are used up", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+
+        // One failure, then success: ready on the second attempt.
+        const flaky = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        yield* Ref.set(control, { _tag: "failing", times: 1 })
+        assert.strictEqual((yield* queue.processDue).retried, 1)
+        const retrying = yield* statusOf(tenantId, flaky.file_id)
+        assert.strictEqual(retrying.status, "pending")
+        assert.match(retrying.error ?? "", /embedding failed: .*the embedding service is down/)
+        assert.strictEqual((yield* queue.processDue).ready, 1)
+        assert.deepInclude(yield* statusOf(tenantId, flaky.file_id), { status: "ready", error: null })
+
+        // Failing on every attempt (2 here): failed, saying so.
+        const doomed = yield* files.ingest({ tenantId, agentId, filename: "shipping.md", content: shippingGuide })
+        yield* Ref.set(control, { _tag: "failing", times: 10 })
+        yield* queue.processDue
+        yield* queue.processDue
+        yield* Ref.set(control, { _tag: "normal" })
+        const failed = yield* statusOf(tenantId, doomed.file_id)
+        assert.strictEqual(failed.status, "failed")
+        assert.match(failed.error ?? "", /embedding failed: .*gave up after 2 attempts/)
+        assert.strictEqual((yield* queue.processDue).claimed, 0)
+      }))
+
+    it.effect("claims a processing file again only once its lease has expired", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        // A worker took it and is still within its lease: nobody else touches it.
+        yield* sql`UPDATE knowledge_files SET status = 'processing', attempts = 1, locked_until = now() + interval '1 hour' WHERE id = ${file_id}`
+        assert.strictEqual((yield* queue.processDue).claimed, 0)
+        // That worker died: the lease runs out and the file is processed.
+        yield* sql`UPDATE knowledge_files SET locked_until = now() - interval '1 second' WHERE id = ${file_id}`
+        assert.deepStrictEqual(yield* queue.processDue, { claimed: 1, ready: 1, failed: 0, retried: 0 })
+        assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "ready")
+      }))
+  })
+
+  describe("retrieval", () => {
+    it.effect("finds the chunk that answers the question, within the tenant and the agents asked for", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const retrieval = yield* Retrieval
+        const sql = yield* SqlClient.SqlClient
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const otherAgent = yield* newAgent(tenantId)
+        const otherTenant = yield* newTenant
+        const foreignAgent = yield* newAgent(otherTenant)
+        yield* files.ingest({ tenantId, agentId, filename: "refunds.md", content: refundPolicy })
+        yield* files.ingest({ tenantId, agentId, filename: "shipping.md", content: shippingGuide })
+        yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        yield* files.ingest({ tenantId, agentId: otherAgent, filename: "other-refunds.md", content: "Refunds for gift cards are processed within 2 days." })
+        yield* files.ingest({ tenantId: otherTenant, agentId: foreignAgent, filename: "foreign.md", content: refundPolicy })
+        while ((yield* queue.processDue).claimed > 0) {}
+
+        const [{ available }] = yield* sql<{ available: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available`
+        assert.strictEqual(retrieval.mode, available ? "pgvector" : "lexical")
+        // The indexes each strategy searches with.
+        const indexes = (yield* sql<{ indexname: string }>`
+          SELECT indexname FROM pg_indexes WHERE tablename = 'knowledge_chunks'`).map((row) => row.indexname)
+        assert.includeMembers(indexes, ["knowledge_chunks_tsv_idx", "knowledge_chunks_trgm_idx"])
+        if (available) assert.include(indexes, "knowledge_chunks_vector_512_idx")
+        else assert.notInclude(indexes, "knowledge_chunks_vector_512_idx")
+
+        const refunds = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "How long do refunds take to be processed?" })
+        assert.isAbove(refunds.length, 0)
+        assert.strictEqual(refunds[0].filename, "refunds.md")
+        assert.include(refunds[0].content, "within 14 business days")
+        for (const chunk of refunds) assert.strictEqual(chunk.agentId, agentId)
+
+        const shipping = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "when does express shipping arrive" })
+        assert.strictEqual(shipping[0].filename, "shipping.md")
+
+        // Several agents at once (routing): the best chunk says whose it is.
+        const both = yield* retrieval.search({ tenantId, agentIds: [agentId, otherAgent], query: "gift card refunds" })
+        assert.strictEqual(both[0].agentId, otherAgent)
+
+        // Never another tenant's chunks, even for that tenant's agent id.
+        assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [foreignAgent], query: "refunds processed" }), [])
+        const foreign = yield* retrieval.search({ tenantId: otherTenant, agentIds: [foreignAgent], query: "refunds processed" })
+        assert.isTrue(foreign.every((chunk) => chunk.filename === "foreign.md"))
+        assert.isAbove(foreign.length, 0)
+      }))
+
+    it.effect("matches a misspelt word through trigram similarity where pgvector is absent", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const retrieval = yield* Retrieval
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        yield* files.ingest({ tenantId, agentId, filename: "shipping.md", content: shippingGuide })
+        yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        while ((yield* queue.processDue).claimed > 0) {}
+        // One right word among misspelt ones is enough on both databases.
+        const partly = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "internationall parcels customs" })
+        assert.strictEqual(partly[0].filename, "shipping.md")
+        const typo = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" })
+        if (retrieval.mode === "lexical") {
+          assert.deepStrictEqual(typo.map((chunk) => chunk.filename), ["office.md"])
+        } else {
+          // Nearest neighbours: always some chunk of this agent, however unrelated the query.
+          assert.isTrue(typo.length > 0 && typo.every((chunk) => chunk.agentId === agentId))
+        }
+      }))
+  })
+})
+
+layer(
+  Layer.provideMerge(
+    IngestionWorker.layer.pipe(
+      Layer.provideMerge(KnowledgeLive),
+      Layer.provideMerge(Notifications.layer),
+      Layer.provide(ServerConfig.layer)
+    ),
+    testServer()
+  ),
+  serverSuite
+)("The ingestion worker", (it) => {
+  it.effect("processes a new upload in the background, woken up by the ingest", () =>
+    Effect.gen(function*() {
+      const files = yield* KnowledgeFiles
+      const tenantId = yield* bootstrapTenant
+      const agentId = yield* newAgent(tenantId)
+      const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+      let status = (yield* statusOf(tenantId, file_id)).status
+      while (status !== "ready" && status !== "failed") {
+        yield* Effect.sleep("50 millis")
+        status = (yield* statusOf(tenantId, file_id)).status
+      }
+      assert.strictEqual(status, "ready")
+    }))
+})
