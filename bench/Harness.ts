@@ -39,10 +39,13 @@ export const startService = async (env: Record<string, string>): Promise<Service
   const url = `http://127.0.0.1:${port}`
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${output}`)
-    const ok = await fetch(`${url}/health`).then((r) => r.status === 200, () => false)
-    if (ok) break
-    if (performance.now() - started > 120_000) throw new Error(`not healthy after 120 s:\n${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
+    const status = await fetch(`${url}/health`).then(async (r) => {
+      await r.arrayBuffer()
+      return r.status
+    }, () => 0)
+    if (status === 200) break
+    if (performance.now() - started > 120_000) throw new Error(`not healthy after 120 s (last status ${status}):\n${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const healthyAfterMs = performance.now() - started
   const stop = () =>

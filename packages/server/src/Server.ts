@@ -4,7 +4,8 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Layer, Logger } from "effect"
+import { Context, Effect, Layer, Logger, type Scope } from "effect"
+import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -45,6 +46,19 @@ import { SecurityPoliciesHttp } from "./SecurityPolicies/SecurityPoliciesHttp.ts
 import { SpaceAdmins } from "./SpaceAdmin/SpaceAdmins.ts"
 import { Users } from "./Users/Users.ts"
 import { UsersRepo } from "./Users/UsersRepo.ts"
+import { ActionCatalog } from "./Actions/ActionCatalog.ts"
+import { ActionRunner } from "./Actions/ActionRunner.ts"
+import { ActionsAdminHttp, ActionsHttp } from "./Actions/ActionsHttp.ts"
+import { OutboundGuard } from "./Actions/OutboundGuard.ts"
+import { TenantSecrets } from "./Actions/TenantSecrets.ts"
+import { Agents } from "./Agents/Agents.ts"
+import { AgentsAdminHttp, AgentsHttp } from "./Agents/AgentsHttp.ts"
+import { ActionsMcp } from "./Mcp/ActionsMcp.ts"
+import { McpAuth } from "./Mcp/McpAuth.ts"
+import { McpHttp } from "./Mcp/McpHttp.ts"
+import { WebhookDeliveryWorker } from "./Webhooks/WebhookDelivery.ts"
+import { WebhookSubscriptions } from "./Webhooks/WebhookSubscriptions.ts"
+import { WebhooksHttp } from "./Webhooks/WebhooksHttp.ts"
 
 /** The database backend: PostgreSQL or embedded (tests bring their own). */
 export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseMode, unknown, ServerConfig>
@@ -68,17 +82,24 @@ const IdentityLive = Layer.mergeAll(SignIn.layer, Tenants.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(UsersRepo.layer, PasswordPolicies.layer, IpAllowlist.layer, Sessions.layer))
 )
 
+/** The catalog: agents, actions and their execution, tenant secrets, webhook subscriptions, MCP. */
+const CatalogLive = Layer.mergeAll(ActionsMcp.layer, McpAuth.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Agents.layer, ActionCatalog.layer, TenantSecrets.layer, ActionRunner.layer, WebhookSubscriptions.layer)),
+  Layer.provideMerge(OutboundGuard.layer)
+)
+
 /** Services shared by the API and the workers. */
-export const makeServices = (database: DatabaseLayer) => IdentityLive.pipe(Layer.provideMerge(makeCore(database)))
+export const makeServices = (database: DatabaseLayer) =>
+  CatalogLive.pipe(Layer.provideMerge(IdentityLive), Layer.provideMerge(makeCore(database)))
 
 /** Every handler group of the contract. */
 export const HandlersLive = Layer.mergeAll(
   HealthHttp,
   AuthHttp,
   KeysHttp,
-  notImplementedGroup("agents"),
+  AgentsHttp,
   notImplementedGroup("knowledge"),
-  notImplementedGroup("actions"),
+  ActionsHttp,
   notImplementedGroup("chat"),
   notImplementedGroup("usage"),
   notImplementedGroup("scim"),
@@ -86,36 +107,52 @@ export const HandlersLive = Layer.mergeAll(
   notImplementedGroup("roomChats"),
   notImplementedGroup("blueprints"),
   notImplementedGroup("corrections"),
-  notImplementedGroup("webhooks"),
+  WebhooksHttp,
   notImplementedGroup("exports"),
   SecurityPoliciesHttp,
   AuditHttp,
   SpaceAdminHttp,
   notImplementedGroup("compliance"),
   AdminHttp,
-  notImplementedGroup("agentsAdmin"),
-  notImplementedGroup("actionsAdmin")
+  AgentsAdminHttp,
+  ActionsAdminHttp
 )
 
-/** The HTTP routes: the API, `/openapi.json`, `/docs` and the edge middleware. */
+/** The HTTP routes: the API, `/openapi.json`, `/docs`, `/mcp` and the edge middleware. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(HandlersLive)),
   HttpApiScalar.layer(Api, { path: "/docs" }),
+  McpHttp,
   HttpEdgeLive,
   CorsLive
 ).pipe(Layer.provide(AuthenticationLive))
 
 /** The HTTP server on HOST:PORT, finishing in-flight requests on shutdown. */
-export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
-  const config = yield* ServerConfig
-  return HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, {
+/**
+ * Builds the router's routes. Their per-request requirements (`Request<...>`
+ * markers) are met by the services the handlers close over, as in
+ * `HttpRouter.serve`, which strips them the same way.
+ */
+const buildRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
+  Layer.build(routes) as Effect.Effect<Context.Context<A>, E, HttpRouter.Request.Without<R> | Scope.Scope>
+
+export const HttpServerLive = Layer.effect(
+  HttpServer.HttpServer,
+  Effect.gen(function*() {
+    const config = yield* ServerConfig
+    // The routes are built before the port opens, and the handler is attached as soon as it does:
+    // a request that arrives while the API is still being built would otherwise hang unanswered.
+    const routes = yield* buildRoutes(Layer.provideMerge(RoutesLive, HttpRouter.layer))
+    const handler = Context.get(routes, HttpRouter.HttpRouter).asHttpEffect()
+    const server = yield* NodeHttpServer.make(createServer, {
       host: config.host,
       port: config.port,
       gracefulShutdownTimeout: "10 seconds"
-    }))
-  )
-}))
+    })
+    yield* server.serve(handler).pipe(Effect.provideContext(Context.merge(yield* Effect.context<never>(), routes)))
+    return server
+  })
+).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
 
 /** The scheduled workers this role runs, and the steps of their cycles. */
 export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
@@ -132,7 +169,7 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
     }
   ]
   const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
-  const jobs = role === "api" ? Layer.empty : runWorker("jobs", jobsSteps)
+  const jobs = role === "api" ? Layer.empty : Layer.merge(runWorker("jobs", jobsSteps), WebhookDeliveryWorker.layer)
   return Layer.mergeAll(api, jobs)
 }))
 

@@ -1,5 +1,6 @@
 /** Action schemas (spec: "Action (catalog entry)", "ActionResponse"). */
 import { Schema } from "effect"
+import { StorableString } from "../Text.ts"
 
 export const ParameterType = Schema.Literals(["string", "number", "integer", "boolean", "object", "array"])
 export type ParameterType = typeof ParameterType.Type
@@ -7,7 +8,7 @@ export type ParameterType = typeof ParameterType.Type
 export const ActionParameter = Schema.Struct({
   name: Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { message: "must be an identifier" })),
   type: ParameterType,
-  description: Schema.String,
+  description: StorableString.check(Schema.isMaxLength(2000)),
   required: Schema.Boolean
 }).annotate({ identifier: "ActionParameter" })
 export type ActionParameter = typeof ActionParameter.Type

@@ -1,10 +1,11 @@
 /** Action catalog administration schemas (admin surface). */
 import { Schema } from "effect"
+import { StorableString } from "../Text.ts"
 import { ActionParameter, HttpMethodName } from "./Action.ts"
 
-const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
-const Description = Schema.String.check(Schema.isMaxLength(2000))
-const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
+const Name = StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(100))
+const Description = StorableString.check(Schema.isMaxLength(2000))
+const Url = StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({
   description: "May hold `{param}` placeholders, filled (URL-encoded) from the call's params"
 })
 const Headers = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(4096))).annotate({

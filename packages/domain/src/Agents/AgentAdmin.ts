@@ -1,9 +1,10 @@
 /** Agent catalog administration schemas (admin surface). */
 import { Schema } from "effect"
+import { StorableString } from "../Text.ts"
 
-const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
-const Summary = Schema.String.check(Schema.isMaxLength(2000))
-const Instructions = Schema.String.check(Schema.isMaxLength(20_000))
+const Name = StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(100))
+const Summary = StorableString.check(Schema.isMaxLength(2000))
+const Instructions = StorableString.check(Schema.isMaxLength(20_000))
 
 export const AdminAgent = Schema.Struct({
   id: Schema.String,

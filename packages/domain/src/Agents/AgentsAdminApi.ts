@@ -4,26 +4,36 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { Schema } from "effect"
 import { doc } from "../Doc.ts"
-import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { AccessDenied, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
 import { Deleted } from "../Webhooks/Webhook.ts"
 import { AdminAgent, AssignActions, CreateAgent, UpdateAgent } from "./AgentAdmin.ts"
 
 const id = { id: Schema.String }
 
-/** Agent administration (`/api/admin/agents`): admins, and Space Admins for their spaces. */
+/**
+ * Agent administration (`/api/admin/agents`): admins, and Space Admins for
+ * their spaces. To a Space Admin, an agent of another space does not exist
+ * (404, as across tenants); naming another space is a 403.
+ */
 export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
   .add(
     HttpApiEndpoint.get("list", "/", {
       query: { space_id: Schema.optionalKey(Schema.String) },
       success: Schema.Struct({ agents: Schema.Array(AdminAgent) }),
-      error: [NotImplemented]
-    }).annotateMerge(doc("List agents", "A Space Admin sees the agents of their spaces.")),
+      error: [AccessDenied, NotImplemented]
+    }).annotateMerge(doc(
+      "List agents",
+      "A Space Admin sees the agents of their spaces; filtering by a space they do not administer is a 403."
+    )),
     HttpApiEndpoint.post("create", "/", {
       payload: CreateAgent,
       success: AdminAgent.pipe(HttpApiSchema.status(201)),
-      error: [InvalidRequest, NotFound, NotImplemented]
-    }).annotateMerge(doc("Create an agent", "One primary agent per space: a new primary unsets the old one.")),
+      error: [InvalidRequest, AccessDenied, NotFound, NotImplemented]
+    }).annotateMerge(doc(
+      "Create an agent",
+      "One primary agent per space: a new primary unsets the old one. A Space Admin may create agents in their spaces only (403 elsewhere); an unknown space is a 404."
+    )),
     HttpApiEndpoint.patch("update", "/:id", { params: id, payload: UpdateAgent, success: AdminAgent, error: [InvalidRequest, NotFound, NotImplemented] })
       .annotateMerge(doc("Update an agent")),
     HttpApiEndpoint.delete("delete", "/:id", { params: id, success: Deleted, error: [NotFound, NotImplemented] })

@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { Schema } from "effect"
+import { StorableString } from "../Text.ts"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { ApiKeyAuth, RequiredScopes } from "../Security.ts"
@@ -11,10 +12,13 @@ import { AgentDetail, AgentList } from "./Agent.ts"
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.get("list", "/", {
-      query: { space: Schema.optionalKey(Schema.String).annotate({ description: "A space id or code" }) },
+      query: { space: Schema.optionalKey(StorableString).annotate({ description: "A space id or code" }) },
       success: AgentList,
       error: [InvalidRequest, NotImplemented]
-    }).annotateMerge(doc("List agents", "All agents of the tenant, or of one space (by id or code).")),
+    }).annotateMerge(doc(
+      "List agents",
+      "All agents of the tenant, or of one space (by id or code; an unknown space lists none). Not limited to the key's own space: a space binding limits which actions a key may run, not what it may read."
+    )),
     HttpApiEndpoint.get("get", "/:id", {
       params: { id: Schema.String },
       success: AgentDetail,

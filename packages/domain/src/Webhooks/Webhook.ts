@@ -1,5 +1,6 @@
 /** Outbound webhook subscriptions and deliveries (spec: "Outbound webhooks"). */
 import { Schema } from "effect"
+import { StorableString } from "../Text.ts"
 
 export const EventFilter = Schema.Literals(["on_action_executed", "on_action_failed", "*"])
 export type EventFilter = typeof EventFilter.Type
@@ -21,18 +22,18 @@ export const WebhookSubscription = Schema.Struct({
 
 export const WebhookSubscriptionList = Schema.Struct({ subscriptions: Schema.Array(WebhookSubscription) })
 
-const Url = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({ format: "uri" })
+const Url = StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({ format: "uri" })
 const Secret = Schema.String.check(Schema.isMinLength(16), Schema.isMaxLength(256))
 
 export const CreateWebhookSubscription = Schema.Struct({
-  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  name: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
   url: Url,
   event_filter: Schema.optionalKey(EventFilter).annotate({ description: "Default `*`" }),
   signing_secret: Schema.optionalKey(Schema.NullOr(Secret))
 })
 
 export const UpdateWebhookSubscription = Schema.Struct({
-  name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
+  name: Schema.optionalKey(StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
   url: Schema.optionalKey(Url),
   event_filter: Schema.optionalKey(EventFilter),
   signing_secret: Schema.optionalKey(Schema.NullOr(Secret)),

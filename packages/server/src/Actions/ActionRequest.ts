@@ -64,6 +64,12 @@ export const paramProblems = (parameters: ReadonlyArray<Actions.ActionParameter>
 
 const placeholder = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
+/** The parameter names the URL's `{param}` placeholders use, in order, without repeats. */
+export const urlPlaceholders = (url: string): ReadonlyArray<string> => [...new Set([...url.matchAll(placeholder)].map((match) => match[1]))]
+
+/** The URL with every placeholder replaced by `value` (to check what remains is a URL). */
+export const fillPlaceholders = (url: string, value: string): string => url.replace(placeholder, value)
+
 const asText = (value: unknown) => (typeof value === "object" ? JSON.stringify(value) : String(value))
 
 /**
@@ -114,6 +120,10 @@ export const referencedSecrets = (headers: Readonly<Record<string, string>>): Re
 
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/
+
+/** Whether HTTP can carry this header name, and this value (no line breaks or control characters). */
+export const isHeaderName = (name: string): boolean => headerName.test(name)
+export const isHeaderValue = (value: string): boolean => headerValue.test(value)
 
 /**
  * Header values with their secret references replaced, or the sentence
