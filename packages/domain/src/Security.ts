@@ -49,18 +49,19 @@ export const RequiredScopes = Context.Reference<ReadonlyArray<Scope>>(
 )
 
 /**
- * The per-minute limit class of an endpoint (spec "Limits"): `heavy` is chat,
- * ingest and execute (60/min), `data` every other key-authenticated endpoint
- * (300/min). The key's own `rate_limit_rpm` applies too; the stricter wins.
+ * The per-minute limit class of an endpoint (spec "Limits"): `chat`, `ingest`
+ * and `execute` (each its own bucket, 60/min; execute's is shared by chat tool
+ * calls and the MCP tool, since "the limit follows the whole chain"), and
+ * `data`, every other key-authenticated endpoint (300/min, one bucket). The key's own `rate_limit_rpm` applies too; the stricter wins.
  */
-export type RateLimitClass = "heavy" | "data"
+export type RateLimitClass = "chat" | "ingest" | "execute" | "data"
 export const RateLimitClass = Context.Reference<RateLimitClass>(
   "@agent-platform/domain/Security/RateLimitClass",
   { defaultValue: () => "data" }
 )
 
 /** The limits per class, per key and minute. */
-export const rateLimitPerMinute: Record<RateLimitClass, number> = { heavy: 60, data: 300 }
+export const rateLimitPerMinute: Record<RateLimitClass, number> = { chat: 60, ingest: 60, execute: 60, data: 300 }
 
 /**
  * The role a session endpoint needs: `user` any signed-in user, `admin`

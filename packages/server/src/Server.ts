@@ -59,6 +59,13 @@ import { McpHttp } from "./Mcp/McpHttp.ts"
 import { WebhookDeliveryWorker } from "./Webhooks/WebhookDelivery.ts"
 import { WebhookSubscriptions } from "./Webhooks/WebhookSubscriptions.ts"
 import { WebhooksHttp } from "./Webhooks/WebhooksHttp.ts"
+import { EmbeddingModelLive, LanguageModelLive } from "./Ai/Models.ts"
+import { ChatActionsLive } from "./Chat/ChatActionsLive.ts"
+import { ChatHttp, UsageHttp } from "./Chat/ChatHttp.ts"
+import { ChatLive } from "./Chat/ChatLive.ts"
+import { IngestionWorker } from "./Knowledge/IngestionWorker.ts"
+import { KnowledgeHttp } from "./Knowledge/KnowledgeHttp.ts"
+import { KnowledgeLive } from "./Knowledge/KnowledgeLive.ts"
 
 /** The database backend: PostgreSQL or embedded (tests bring their own). */
 export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseMode, unknown, ServerConfig>
@@ -88,9 +95,20 @@ const CatalogLive = Layer.mergeAll(ActionsMcp.layer, McpAuth.layer).pipe(
   Layer.provideMerge(OutboundGuard.layer)
 )
 
+/** Chat and knowledge: the models, ingestion, retrieval, the chat engine (its actions run through the catalog's runner). */
+const ChatKnowledgeLive = ChatLive.pipe(
+  Layer.provideMerge(ChatActionsLive),
+  Layer.provideMerge(KnowledgeLive),
+  Layer.provideMerge(Layer.mergeAll(LanguageModelLive, EmbeddingModelLive))
+)
+
 /** Services shared by the API and the workers. */
 export const makeServices = (database: DatabaseLayer) =>
-  CatalogLive.pipe(Layer.provideMerge(IdentityLive), Layer.provideMerge(makeCore(database)))
+  ChatKnowledgeLive.pipe(
+    Layer.provideMerge(CatalogLive),
+    Layer.provideMerge(IdentityLive),
+    Layer.provideMerge(makeCore(database))
+  )
 
 /** Every handler group of the contract. */
 export const HandlersLive = Layer.mergeAll(
@@ -98,10 +116,10 @@ export const HandlersLive = Layer.mergeAll(
   AuthHttp,
   KeysHttp,
   AgentsHttp,
-  notImplementedGroup("knowledge"),
+  KnowledgeHttp,
   ActionsHttp,
-  notImplementedGroup("chat"),
-  notImplementedGroup("usage"),
+  ChatHttp,
+  UsageHttp,
   notImplementedGroup("scim"),
   notImplementedGroup("rooms"),
   notImplementedGroup("roomChats"),
@@ -169,7 +187,9 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
     }
   ]
   const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
-  const jobs = role === "api" ? Layer.empty : Layer.merge(runWorker("jobs", jobsSteps), WebhookDeliveryWorker.layer)
+  const jobs = role === "api"
+    ? Layer.empty
+    : Layer.mergeAll(runWorker("jobs", jobsSteps), WebhookDeliveryWorker.layer, IngestionWorker.layer)
   return Layer.mergeAll(api, jobs)
 }))
 

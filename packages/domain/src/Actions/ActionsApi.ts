@@ -20,7 +20,7 @@ export class ActionsApi extends HttpApiGroup.make("actions")
       error: [InvalidRequest, NotFound, ActionFailed, NotImplemented]
     })
       .annotate(RequiredScopes, ["actions", "actions:execute"])
-      .annotate(RateLimitClass, "heavy")
+      .annotate(RateLimitClass, "execute")
       .annotateMerge(doc(
         "Execute an action",
         "Runs the remote call directly, bypassing slot-filling. A space-bound key gets 404 for an action outside its space or a nonexistent one (same body); an unbound key gets 502 for a nonexistent action. A remote failure is 502 with an ActionResponse whose `success` is false and `response` the failure message. 400 names missing or mistyped parameters."

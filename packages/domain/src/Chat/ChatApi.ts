@@ -22,7 +22,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       success: ChatStream,
       error: [InvalidRequest, NotFound, NotImplemented]
     })
-      .annotate(RateLimitClass, "heavy")
+      .annotate(RateLimitClass, "chat")
       .annotateMerge(doc(
         "Chat with an agent",
         "The router picks the agent (a mention by name, else the best match of the message against the agents' summaries and knowledge, else the space's primary agent). 404 for an unknown `chat_id` or `space`."

@@ -24,7 +24,7 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledge")
       error: [InvalidRequest, NotFound, NotImplemented]
     })
       .annotate(RequiredScopes, ["files", "knowledge:write"])
-      .annotate(RateLimitClass, "heavy")
+      .annotate(RateLimitClass, "ingest")
       .annotateMerge(doc(
         "Ingest a document",
         "Queued as `pending`; the ingestion pipeline moves it to `processing` then `ready` (chunked, embedded, indexed), or `failed` with an error. 404 for an unknown agent."

@@ -2,7 +2,7 @@
  * Who may use `/mcp`, and how often: an API key (`Authorization: Bearer`)
  * with the scope `actions:execute` or `actions`, counted against the same
  * per-key limits as the `/v1` interface. A `tools/call` is an execution: it
- * counts in the `heavy` class, the very bucket of `POST
+ * counts in the `execute` class, the very bucket of `POST
  * /v1/actions/{id}/execute` (60/min across both); every other request counts
  * in the `data` class (300/min). The key's own `rate_limit_rpm` applies too.
  */
@@ -25,7 +25,7 @@ const bearerOf = (authorization: string | undefined): string | undefined => {
 }
 
 /** The limit class of a JSON-RPC method. */
-export const limitClassOf = (method: string): RateLimitClass => (method === "tools/call" ? "heavy" : "data")
+export const limitClassOf = (method: string): RateLimitClass => (method === "tools/call" ? "execute" : "data")
 
 export class McpAuth extends Context.Service<McpAuth, {
   /** The key of an `Authorization` header, or why it is refused. */
