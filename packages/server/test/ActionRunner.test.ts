@@ -164,7 +164,8 @@ const servicesFor = (env: Record<string, string>) =>
     testServer(env)
   )
 
-const env = { ACTIONS_TIMEOUT_MS: "1000", ACTIONS_MAX_RESPONSE_BYTES: "4096" }
+// ROLE api: the delivery worker stays off, so queued deliveries stay as the execution left them.
+const env = { ROLE: "api", ACTIONS_TIMEOUT_MS: "1000", ACTIONS_MAX_RESPONSE_BYTES: "4096" }
 
 layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
   describe("spec rules 3–4: which actions a caller may run", () => {

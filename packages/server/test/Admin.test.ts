@@ -33,6 +33,24 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       assert.strictEqual(missing._tag, "NotFound")
     }))
 
+  it.effect("text with a NUL character is a 400, whichever field carries it, and nothing is written", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      const token = yield* admin.sessionToken
+      const response = yield* http("/api/admin/users", json("POST", {
+        email: "nul@example.com",
+        nombre: "Nul\u0000Name",
+        password: "Correct-Horse-9",
+        role_id: "r_user"
+      }, { cookie: `Service-Token=${token}` }))
+      assert.strictEqual(response.status, 400)
+      assert.strictEqual(response.body._tag, "InvalidRequest")
+      assert.match(response.body.error, /NUL/)
+      const { users } = yield* admin.api.admin.listUsers()
+      assert.isFalse(users.some((u) => u.email === "nul@example.com"))
+    }))
+
   it.effect("non-admins get 403 on the admin surface", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

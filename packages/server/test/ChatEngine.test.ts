@@ -108,7 +108,9 @@ const TestChatActions = Layer.effect(
   })
 )
 
-const ChatStack = ChatLive.pipe(
+// Layer.fresh: the test server already built the app's ChatLive (with the real actions and models);
+// these tests need one built over their own.
+const ChatStack = Layer.fresh(ChatLive).pipe(
   Layer.provideMerge(KnowledgeLive),
   Layer.provideMerge(Layer.mergeAll(TestChatActions, EmbeddedLanguageModel.layer, HashingEmbedder.layer, Remote.layer))
 )
@@ -239,7 +241,8 @@ const ticketAction = {
 
 // ---------------------------------------------------------------------------
 
-layer(Layer.provideMerge(ChatStack, testServer()), serverSuite)("Chat with the embedded model", (it) => {
+// ROLE api: no background ingestion worker races the batches these tests run themselves.
+layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("Chat with the embedded model", (it) => {
   describe("routing", () => {
     it.effect("a mention by name picks that agent, else the best match of summaries and knowledge, else the primary", () =>
       Effect.gen(function*() {
@@ -609,8 +612,8 @@ const ProviderModel = Layer.unwrap(Effect.gen(function*() {
 
 layer(
   Layer.provideMerge(
-    ChatLive.pipe(
-      Layer.provideMerge(KnowledgeLive),
+    Layer.fresh(ChatLive).pipe(
+      Layer.provideMerge(Layer.fresh(KnowledgeLive)),
       Layer.provideMerge(Layer.mergeAll(TestChatActions, ProviderModel, HashingEmbedder.layer, Remote.layer))
     ),
     testServer()

@@ -152,7 +152,8 @@ describe("Chunking", () => {
   })
 })
 
-layer(Layer.provideMerge(KnowledgeLive, testServer()), serverSuite)("Knowledge ingestion", (it) => {
+// ROLE api: no background ingestion worker races the batches these tests run themselves.
+layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuite)("Knowledge ingestion", (it) => {
   describe("ingest, list, remove", () => {
     it.effect("queues a document as pending and lists it with the spec's fields", () =>
       Effect.gen(function*() {

@@ -182,7 +182,8 @@ const servicesFor = (env: Record<string, string>) =>
     testServer(env)
   )
 
-const env = { WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_MAX_ATTEMPTS: "3", ACTIONS_TIMEOUT_MS: "5000", ACTIONS_MAX_RESPONSE_BYTES: "4096" }
+// ROLE api: no background delivery worker races the cycles these tests drive themselves.
+const env = { ROLE: "api", WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_MAX_ATTEMPTS: "3", ACTIONS_TIMEOUT_MS: "5000", ACTIONS_MAX_RESPONSE_BYTES: "4096" }
 
 layer(servicesFor(env), serverSuite)("webhook subscriptions", (it) => {
   it.effect("are created without ever returning the secret, listed, updated and deleted, each change audited", () =>

@@ -36,6 +36,16 @@ export const describeSchemaError = (issue: SchemaIssue.Issue): string =>
     )
     .join("; ")
 
+/**
+ * PostgreSQL refuses NUL characters in text (SQLSTATE 22021) and jsonb
+ * (22P05). Input that reaches the database with one is the client's mistake,
+ * whichever field carried it: a 400, not a 500.
+ */
+const isUnstorableText = (error: unknown): boolean => {
+  const code = (error as { readonly _tag?: string; readonly reason?: { readonly cause?: { readonly code?: unknown } } } | undefined)
+  return code?._tag === "SqlError" && (code.reason?.cause?.code === "22021" || code.reason?.cause?.code === "22P05")
+}
+
 const partLabel: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
   Body: "response body",
   Headers: "header",
@@ -76,6 +86,13 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
       return Effect.succeed(errorResponse(413, "Request body too large.", "PayloadTooLarge"))
+    }
+    if (isUnstorableText(error)) {
+      return Effect.succeed(errorResponse(
+        400,
+        "Invalid request body: text must not contain NUL (\\u0000) characters.",
+        "InvalidRequest"
+      ))
     }
   }
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
