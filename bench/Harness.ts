@@ -1,6 +1,7 @@
 /**
  * What the benches share: starting the service as a child process exactly as
- * `pnpm start` does, waiting until it is healthy, and printing figures.
+ * `pnpm start` does (the bundled server), waiting until it is healthy, and
+ * printing figures.
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import { createServer } from "node:net"
@@ -24,11 +25,21 @@ export interface Service {
   readonly stop: () => Promise<void>
 }
 
-/** Starts the service with `env` and resolves once GET /health answers 200, with the time it took. */
+let bundled: Promise<unknown> | undefined
+
+/** Builds the bundle `pnpm start` runs (packages/server/dist/main.mjs), once per bench process. */
+export const ensureBundle = () => (bundled ??= import("../packages/server/scripts/bundle.mjs").then((m) => m.bundle()))
+
+/**
+ * Starts the service as `pnpm start` does (the bundle, built first) with
+ * `env`, and resolves once GET /health answers 200, with the time it took
+ * from spawning the process.
+ */
 export const startService = async (env: Record<string, string>): Promise<Service & { readonly healthyAfterMs: number }> => {
+  await ensureBundle()
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(process.execPath, ["--import", "tsx", "packages/server/src/main.ts"], {
+  const child = spawn(process.execPath, ["packages/server/dist/main.mjs"], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: "Warn", ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]

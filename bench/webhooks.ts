@@ -26,7 +26,7 @@ import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, repoRoot, report } from "./Harness.ts"
+import { ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
 const executions = Number(process.env.BENCH_EXECUTIONS ?? 40)
@@ -105,7 +105,7 @@ report("baseline: the receiver, autocannon, 8 connections, 5 s", `${baselineRate
 
 /** Spawns the service with `env`. */
 const spawnService = (env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ["--import", "tsx", "packages/server/src/main.ts"], {
+  spawn(process.execPath, ["packages/server/dist/main.mjs"], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit"]
@@ -174,6 +174,8 @@ const expectStatus = (what: string, result: { status: number; body: unknown }, s
   if (result.status !== status) throw new Error(`${what}: ${result.status} ${JSON.stringify(result.body)}`)
   return result.body as Record<string, any>
 }
+
+await ensureBundle()
 
 try {
   const port = await freePort()

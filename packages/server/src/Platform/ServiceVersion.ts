@@ -1,10 +1,6 @@
-/** The version of the running service, read from the server package. */
+/** The version of the running service: the server package's, built in. */
 import { Context } from "effect"
-import { readFileSync } from "node:fs"
-
-const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  readonly version: string
-}
+import packageJson from "../../package.json" with { type: "json" }
 
 export const ServiceVersion = Context.Reference<string>("@agent-platform/server/Platform/ServiceVersion", {
   defaultValue: () => packageJson.version

@@ -1,25 +1,20 @@
 /**
- * Every migration of this folder, by file name: `NNNN_name.ts` exporting the
- * migration Effect as default, applied in number order. Never edit a landed
- * migration: add the next number.
- *
- * The files are imported from here rather than by effect's file-system loader
- * so that whatever runs this module (tsx, vitest) also compiles them.
+ * Every migration, in order. Never edit a landed migration: add the next file
+ * (`NNNN_name.ts`, default-exporting the migration Effect) and list it here.
+ * The list is static so that the bundled service (see scripts/bundle.mjs)
+ * carries its migrations.
  */
-import { Effect } from "effect"
-import type * as Migrator from "effect/sql/Migrator"
-import { readdirSync } from "node:fs"
+import * as Migrator from "effect/sql/Migrator"
+import foundation from "./0001_foundation.ts"
+import identity from "./0002_identity.ts"
+import catalog from "./0003_catalog.ts"
+import executionsWebhooks from "./0004_executions_webhooks.ts"
+import knowledgeChat from "./0005_knowledge_chat.ts"
 
-const directory = new URL(".", import.meta.url)
-
-export const migrations: Migrator.Loader = Effect.sync(() =>
-  readdirSync(directory)
-    .flatMap((file): ReadonlyArray<Migrator.ResolvedMigration> => {
-      const match = /^(\d+)_([^.]+)\.ts$/.exec(file)
-      if (match === null) return []
-      // The migrator takes the module and runs its default export.
-      const load = Effect.promise(() => import(/* @vite-ignore */ `./${file}`))
-      return [[Number(match[1]), match[2], load]]
-    })
-    .sort(([a], [b]) => a - b)
-)
+export const migrations = Migrator.fromRecord({
+  "0001_foundation": foundation,
+  "0002_identity": identity,
+  "0003_catalog": catalog,
+  "0004_executions_webhooks": executionsWebhooks,
+  "0005_knowledge_chat": knowledgeChat
+})
