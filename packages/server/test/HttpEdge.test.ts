@@ -1,27 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
-
-/** A raw HTTP call, for what a typed client cannot send (malformed JSON, unknown routes). */
-const call = (path: string, init: RequestInit = {}) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    const response = yield* Effect.promise(() => fetch(`${server.baseUrl}${path}`, init))
-    const text = yield* Effect.promise(() => response.text())
-    let body: any = text
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: response.status, headers: response.headers, body }
-  })
-
-const json = (method: string, body: string) => ({
-  method,
-  headers: { "content-type": "application/json" },
-  body
-})
+import { http, json, serverSuite, layer as testServer } from "./TestServer.ts"
 
 /** Every path of the spec, as the OpenAPI description must list it. */
 const specPaths = [
@@ -78,7 +57,7 @@ const specPaths = [
 layer(testServer(), serverSuite)("the HTTP edge", (it) => {
   it.effect("publishes the whole contract at /openapi.json, version 5.25.0", () =>
     Effect.gen(function*() {
-      const { status, body } = yield* call("/openapi.json")
+      const { status, body } = yield* http("/openapi.json")
       assert.strictEqual(status, 200)
       assert.strictEqual(body.openapi, "3.1.0")
       assert.strictEqual(body.info.version, "5.25.0")
@@ -90,7 +69,7 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
 
   it.effect("serves an interactive reference at /docs", () =>
     Effect.gen(function*() {
-      const { status, headers, body } = yield* call("/docs")
+      const { status, headers, body } = yield* http("/docs")
       assert.strictEqual(status, 200)
       assert.match(headers.get("content-type") ?? "", /text\/html/)
       assert.include(body, "openapi")
@@ -98,14 +77,14 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
 
   it.effect("answers an unknown route with 404 {error}", () =>
     Effect.gen(function*() {
-      const { status, body } = yield* call("/v1/nothing-here")
+      const { status, body } = yield* http("/v1/nothing-here")
       assert.strictEqual(status, 404)
       assert.strictEqual(body.error, "No route for GET /v1/nothing-here. The API reference is at /docs.")
     }))
 
   it.effect("answers malformed JSON with 400 {error}", () =>
     Effect.gen(function*() {
-      const { status, body } = yield* call("/api/auth/login", json("POST", "{\"email\": "))
+      const { status, body } = yield* http("/api/auth/login", json("POST", "{\"email\": "))
       assert.strictEqual(status, 400)
       assert.strictEqual(body._tag, "InvalidRequest")
       assert.match(body.error, /valid JSON/)
@@ -113,10 +92,10 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
 
   it.effect("answers an invalid payload with 400 naming the field", () =>
     Effect.gen(function*() {
-      const { status, body } = yield* call("/api/auth/login", json("POST", JSON.stringify({ email: "not-an-email", password: "x" })))
+      const { status, body } = yield* http("/api/auth/login", json("POST", JSON.stringify({ email: "not-an-email", password: "x" })))
       assert.strictEqual(status, 400)
       assert.match(body.error, /^Invalid request body: email: must be an email address/)
-      const missing = yield* call("/api/auth/login", json("POST", JSON.stringify({ email: "a@example.com" })))
+      const missing = yield* http("/api/auth/login", json("POST", JSON.stringify({ email: "a@example.com" })))
       assert.strictEqual(missing.status, 400)
       assert.match(missing.body.error, /password/)
     }))
@@ -124,25 +103,25 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
   it.effect("answers a body over the limit with 413 {error}", () =>
     Effect.gen(function*() {
       const big = JSON.stringify({ email: "a@example.com", password: "x".repeat(2 * 1024 * 1024) })
-      const { status, body } = yield* call("/api/auth/login", json("POST", big))
+      const { status, body } = yield* http("/api/auth/login", json("POST", big))
       assert.strictEqual(status, 413)
       assert.strictEqual(body._tag, "PayloadTooLarge")
     }))
 
   it.effect("generates an X-Request-Id, or echoes the caller's", () =>
     Effect.gen(function*() {
-      const generated = yield* call("/health")
+      const generated = yield* http("/health")
       assert.match(generated.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/)
-      const echoed = yield* call("/health", { headers: { "x-request-id": "trace-abc.123" } })
+      const echoed = yield* http("/health", { headers: { "x-request-id": "trace-abc.123" } })
       assert.strictEqual(echoed.headers.get("x-request-id"), "trace-abc.123")
-      const unsafe = yield* call("/health", { headers: { "x-request-id": "bad id with spaces" } })
+      const unsafe = yield* http("/health", { headers: { "x-request-id": "bad id with spaces" } })
       assert.notStrictEqual(unsafe.headers.get("x-request-id"), "bad id with spaces")
     }))
 
   it.effect("serves the API-key interface at /api/v1 as well as /v1", () =>
     Effect.gen(function*() {
-      const direct = yield* call("/v1/agents")
-      const aliased = yield* call("/api/v1/agents")
+      const direct = yield* http("/v1/agents")
+      const aliased = yield* http("/api/v1/agents")
       assert.strictEqual(direct.status, 401)
       assert.strictEqual(aliased.status, 401)
       assert.strictEqual(aliased.body._tag, direct.body._tag)
@@ -152,12 +131,12 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
 layer(testServer({ CORS_ORIGINS: "https://app.example.com" }), serverSuite)("CORS", (it) => {
   it.effect("answers a preflight from an allowed origin, and not from others", () =>
     Effect.gen(function*() {
-      const allowed = yield* call("/v1/agents", {
+      const allowed = yield* http("/v1/agents", {
         method: "OPTIONS",
         headers: { origin: "https://app.example.com", "access-control-request-method": "GET" }
       })
       assert.strictEqual(allowed.headers.get("access-control-allow-origin"), "https://app.example.com")
-      const other = yield* call("/v1/agents", {
+      const other = yield* http("/v1/agents", {
         method: "OPTIONS",
         headers: { origin: "https://evil.example.com", "access-control-request-method": "GET" }
       })

@@ -33,7 +33,7 @@ import { Sessions } from "../Auth/Sessions.ts"
 import { ApiKeys } from "../Keys/ApiKeys.ts"
 import { clientIp } from "../Platform/ClientIp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
-import { RateLimits } from "../Platform/RateLimits.ts"
+import { applyLimitHeaders, exceededMessage, RateLimits } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
 import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
 
@@ -101,63 +101,64 @@ const authorizeKey = (key: string, endpoint: HttpApiEndpoint.Top) =>
       keyRpm: principal.rateLimitRpm,
       limitClass: Context.get(endpoint.annotations, RateLimitClass)
     })
-    info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
-    info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
-    info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
-    if (!limit.allowed) {
-      info.responseHeaders["retry-after"] = String(limit.resetSeconds)
-      return {
-        _tag: "RateLimited",
-        error: `Rate limit of ${limit.limit} requests per minute exceeded; retry in ${limit.resetSeconds} s.`
-      } as Outcome
-    }
+    yield* applyLimitHeaders(limit)
+    if (!limit.allowed) return { _tag: "RateLimited", error: exceededMessage(limit) } as Outcome
     return { _tag: "Ok", principal } as Outcome
   })
 
+/** What a key middleware wraps: the endpoint's handling, which needs the principal. */
+type KeyMiddlewareInput = Parameters<(typeof ApiKeyAuth)["Service"]["apiKey"]>[0]
+
+/**
+ * A Bearer-key middleware answering refusals with the given errors: the
+ * contract's `{error}` bodies for `/v1`, SCIM's own error schema for SCIM.
+ */
+const keyMiddleware = <E1, E2, E3>(refuse: {
+  readonly unauthenticated: (error: string) => E1
+  readonly scopeMissing: (error: string) => E2
+  readonly rateLimited: (error: string) => E3
+}) =>
+  Effect.map(Effect.context<ApiKeys | RateLimits>(), (context) =>
+  (
+    httpEffect: KeyMiddlewareInput,
+    { credential, endpoint }: { readonly credential: Redacted.Redacted; readonly endpoint: HttpApiEndpoint.Top }
+  ) =>
+    Effect.gen(function*() {
+      const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
+      switch (outcome._tag) {
+        case "Ok":
+          return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
+        case "Unauthenticated":
+          return yield* Effect.fail(refuse.unauthenticated(outcome.error))
+        case "ScopeMissing":
+          return yield* Effect.fail(refuse.scopeMissing(outcome.error))
+        case "RateLimited":
+          return yield* Effect.fail(refuse.rateLimited(outcome.error))
+      }
+    }).pipe(Effect.provideContext(context)))
+
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
-  Effect.gen(function*() {
-    const context = yield* Effect.context<ApiKeys | RateLimits>()
-    return ApiKeyAuth.of({
-      apiKey: (httpEffect, { credential, endpoint }) =>
-        Effect.gen(function*() {
-          const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
-          switch (outcome._tag) {
-            case "Ok":
-              return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
-            case "Unauthenticated":
-              return yield* new Errors.Unauthenticated({ error: outcome.error })
-            case "ScopeMissing":
-              return yield* new Errors.ScopeMissing({ error: outcome.error })
-            case "RateLimited":
-              return yield* new Errors.RateLimited({ error: outcome.error })
-          }
-        }).pipe(Effect.provideContext(context))
-    })
-  })
+  Effect.map(
+    keyMiddleware({
+      unauthenticated: (error) => new Errors.Unauthenticated({ error }),
+      scopeMissing: (error) => new Errors.ScopeMissing({ error }),
+      rateLimited: (error) => new Errors.RateLimited({ error })
+    }),
+    (apiKey) => ApiKeyAuth.of({ apiKey })
+  )
 )
 
 export const ScimAuthLive = Layer.effect(
   ScimAuth,
-  Effect.gen(function*() {
-    const context = yield* Effect.context<ApiKeys | RateLimits>()
-    return ScimAuth.of({
-      apiKey: (httpEffect, { credential, endpoint }) =>
-        Effect.gen(function*() {
-          const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
-          switch (outcome._tag) {
-            case "Ok":
-              return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
-            case "Unauthenticated":
-              return yield* new Scim.ScimUnauthorized(Scim.scimError(401, outcome.error))
-            case "ScopeMissing":
-              return yield* new Scim.ScimForbidden(Scim.scimError(403, outcome.error))
-            case "RateLimited":
-              return yield* new Scim.ScimRateLimited(Scim.scimError(429, outcome.error, "tooMany"))
-          }
-        }).pipe(Effect.provideContext(context))
-    })
-  })
+  Effect.map(
+    keyMiddleware({
+      unauthenticated: (error) => new Scim.ScimUnauthorized(Scim.scimError(401, error)),
+      scopeMissing: (error) => new Scim.ScimForbidden(Scim.scimError(403, error)),
+      rateLimited: (error) => new Scim.ScimRateLimited(Scim.scimError(429, error, "tooMany"))
+    }),
+    (apiKey) => ScimAuth.of({ apiKey })
+  )
 )
 
 export const SessionAuthLive = Layer.effect(

@@ -20,6 +20,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { KeyPrincipal } from "@agent-platform/domain"
 import { ServerConfig } from "../Platform/Config.ts"
+import { applyLimitHeaders, exceededMessage } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
 import { ActionsMcp, defaultProtocolVersion, isProtocolVersion, type ProtocolVersion } from "./ActionsMcp.ts"
 import * as JsonRpc from "./JsonRpc.ts"
@@ -70,19 +71,12 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
       const message = decoded.success
       if (!JsonRpc.isRequest(message)) return undefined
       const limit = yield* auth.consume(key, message.method)
-      const info = yield* CurrentRequestInfo
-      info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
-      info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
-      info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
+      yield* applyLimitHeaders(limit)
       if (!limit.allowed) {
-        info.responseHeaders["retry-after"] = String(limit.resetSeconds)
         return {
-          response: JsonRpc.failure(
-            message.id,
-            JsonRpc.codes.rateLimited,
-            `Rate limit of ${limit.limit} requests per minute exceeded; retry in ${limit.resetSeconds} s.`,
-            { retry_after_seconds: limit.resetSeconds }
-          ),
+          response: JsonRpc.failure(message.id, JsonRpc.codes.rateLimited, exceededMessage(limit), {
+            retry_after_seconds: limit.resetSeconds
+          }),
           status: 429
         }
       }

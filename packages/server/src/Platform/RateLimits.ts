@@ -9,6 +9,7 @@ import * as RateLimiter from "effect/persistence/RateLimiter"
 import { type RateLimitClass, rateLimitPerMinute } from "@agent-platform/domain"
 import { ServerConfig } from "./Config.ts"
 import { RedisLive } from "./KeyValue.ts"
+import { CurrentRequestInfo } from "./RequestInfo.ts"
 
 export interface RateLimitState {
   readonly limit: number
@@ -20,6 +21,20 @@ export interface RateLimitState {
 export interface RateLimitOutcome extends RateLimitState {
   readonly allowed: boolean
 }
+
+/** Puts a limit's `X-RateLimit-*` headers (and `Retry-After` when refused) on the current response. */
+export const applyLimitHeaders = (limit: RateLimitOutcome) =>
+  Effect.gen(function*() {
+    const info = yield* CurrentRequestInfo
+    info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
+    info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
+    info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
+    if (!limit.allowed) info.responseHeaders["retry-after"] = String(limit.resetSeconds)
+  })
+
+/** What a refused caller is told. */
+export const exceededMessage = (limit: RateLimitState) =>
+  `Rate limit of ${limit.limit} requests per minute exceeded; retry in ${limit.resetSeconds} s.`
 
 export class RateLimits extends Context.Service<RateLimits, {
   /** Counts one request of a key against both limits. */
