@@ -4,8 +4,12 @@
  * The URL is `--url`, else `AGENT_PLATFORM_URL`, else the one the stored
  * session was signed in to, else the local default. The stored session is
  * only ever sent to the URL it was issued by.
+ *
+ * The `/v1` commands (`chat`, `knowledge`) act as an API key instead: `--key`,
+ * else `AGENT_PLATFORM_API_KEY`.
  */
-import { Config, Effect, Option, Schema } from "effect"
+import { Config, Effect, Option, Redacted, Schema } from "effect"
+import { Flag } from "effect/cli"
 import * as Sdk from "@agent-platform/sdk"
 import { root } from "./Root.ts"
 import * as SessionFile from "./SessionFile.ts"
@@ -17,6 +21,9 @@ export class NotSignedIn extends Schema.TaggedError<NotSignedIn>()("NotSignedIn"
 
 /** `--url` or `AGENT_PLATFORM_URL` is not an http(s) URL. */
 export class InvalidUrl extends Schema.TaggedError<InvalidUrl>()("InvalidUrl", { message: Schema.String }) {}
+
+/** A `/v1` command was run without an API key. */
+export class NoApiKey extends Schema.TaggedError<NoApiKey>()("NoApiKey", { message: Schema.String }) {}
 
 /** A client for the chosen URL, anonymous or signed in. */
 export interface Connection {
@@ -43,6 +50,34 @@ const chooseUrl = Effect.fnUntraced(function*(stored: Option.Option<SessionFile.
   const fromEnv = yield* Config.option(Config.String("AGENT_PLATFORM_URL")).pipe(Effect.orDie)
   if (Option.isSome(fromEnv)) return yield* normalize(fromEnv.value)
   return Option.isSome(stored) ? stored.value.url : defaultUrl
+})
+
+/** A client authenticated with an API key, and the key itself (the chat stream sends it too). */
+export interface WithApiKey extends Connection {
+  readonly apiKey: Redacted.Redacted<string>
+}
+
+/** `--key`, for the commands that act as an API key. */
+export const apiKeyFlag = Flag.Redacted("key").pipe(
+  Flag.withDescription(
+    "API key (sk_live_...) to act as (default: AGENT_PLATFORM_API_KEY, which keeps it out of the process list)"
+  ),
+  Flag.optional
+)
+
+/** A client for the chosen URL acting as `--key`, else `AGENT_PLATFORM_API_KEY`, else `NoApiKey`. */
+export const withApiKey = Effect.fnUntraced(function*(flag: Option.Option<Redacted.Redacted<string>>) {
+  const fromEnv = yield* Config.option(Config.Redacted("AGENT_PLATFORM_API_KEY")).pipe(Effect.orDie)
+  const apiKey = Option.orElse(flag, () => fromEnv)
+  if (Option.isNone(apiKey) || Redacted.value(apiKey.value).trim() === "") {
+    return yield* new NoApiKey({
+      message: "no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with `agent-platform keys create`)"
+    })
+  }
+  const stored = yield* SessionFile.read.pipe(Effect.orElseSucceed(() => Option.none()))
+  const url = yield* chooseUrl(stored)
+  const client = yield* Sdk.make({ baseUrl: url, apiKey: apiKey.value })
+  return { url, client, apiKey: apiKey.value } satisfies WithApiKey
 })
 
 /** A client without a session (`login`, `health`); an unreadable session file only loses its URL. */

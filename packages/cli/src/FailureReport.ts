@@ -62,14 +62,17 @@ export const messageOf = (error: unknown): Effect.Effect<string> => {
   return Effect.succeed(String(error))
 }
 
+/** Prints the failure's one line on stderr, for a command that carries on (an interactive chat). */
+export const show = (error: unknown): Effect.Effect<void> =>
+  messageOf(error).pipe(
+    Effect.flatMap((message) => Console.error(`error: ${printable(message.replace(/\s*\n\s*/g, " "))}`))
+  )
+
 /** Prints the failure and fails with a {@link ReportedFailure}; CLI usage errors pass through untouched. */
 export const report = (error: unknown): Effect.Effect<never, unknown> =>
   CliError.isCliError(error)
     ? Effect.fail(error)
-    : messageOf(error).pipe(
-      Effect.flatMap((message) => Console.error(`error: ${printable(message.replace(/\s*\n\s*/g, " "))}`)),
-      Effect.andThen(Effect.fail(new ReportedFailure({ exitCode: 1 })))
-    )
+    : show(error).pipe(Effect.andThen(Effect.fail(new ReportedFailure({ exitCode: 1 }))))
 
 /**
  * Presents usage errors like every other failure — one line on stderr naming

@@ -1,8 +1,9 @@
 /**
  * How commands print results: the API's body as JSON for scripts (`--json`),
- * aligned columns for people.
+ * aligned columns for people, and text written as it arrives (chat tokens,
+ * progress lines).
  */
-import { Console, Effect } from "effect"
+import { Console, Effect, Schema, Stdio, Stream } from "effect"
 
 /** Prints a value as indented JSON. */
 export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
@@ -13,6 +14,26 @@ export const json = (value: unknown): Effect.Effect<void> => Console.log(JSON.st
  * break a table's lines.
  */
 export const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")
+
+/**
+ * Like {@link printable}, for running text: line breaks and tabs are kept,
+ * other control characters replaced.
+ */
+export const printableText = (text: string): string =>
+  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => (char === "\r" ? "" : "?"))
+
+/** Standard output was closed under the command (`| head`, a closed terminal). */
+export class OutputClosed extends Schema.TaggedError<OutputClosed>()("OutputClosed", { message: Schema.String }) {}
+
+/** Writes text to standard output as it is, without adding a line break. */
+export const write = (text: string): Effect.Effect<void, OutputClosed, Stdio.Stdio> =>
+  Effect.gen(function*() {
+    const stdio = yield* Stdio.Stdio
+    yield* Stream.run(Stream.succeed(text), stdio.stdout())
+  }).pipe(Effect.mapError((cause) => new OutputClosed({ message: `cannot write to standard output: ${cause.message}` })))
+
+/** Prints a value as one line of JSON (a stream of events, one per line). */
+export const jsonLine = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value))
 
 /** A column: its header and how to render a row's cell. */
 export type Column<Row> = readonly [header: string, cell: (row: Row) => string]
@@ -38,3 +59,7 @@ export const fields = (pairs: ReadonlyArray<readonly [label: string, value: stri
 /** A nullable value, or `-`. */
 export const orDash = (value: string | number | null | undefined): string =>
   value === null || value === undefined ? "-" : String(value)
+
+/** An ISO 8601 timestamp to the minute, in UTC (`2026-01-31 14:05`), or `-`. */
+export const minute = (iso: string | null | undefined): string =>
+  iso === null || iso === undefined ? "-" : iso.replace("T", " ").slice(0, 16)

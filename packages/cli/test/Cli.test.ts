@@ -9,13 +9,10 @@ import { ConfigProvider, Effect, Layer, Option, Queue, Terminal } from "effect"
 import { Command, TerminalCapabilities } from "effect/cli"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as SqlClient from "effect/sql/SqlClient"
-import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   adminEmail,
   adminPassword,
@@ -25,47 +22,7 @@ import {
   layer as testServer
 } from "../../server/test/TestServer.ts"
 import { cli, version } from "../src/Cli.ts"
-
-const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url))
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** A directory for the test's files, deleted when the test ends. */
-const temporaryDirectory = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "agent-platform-cli-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-/**
- * The environment of a CLI run: the caller's, without anything that would
- * pick a URL or a session file for it, plus `env`.
- */
-const environment = (env: Record<string, string>): NodeJS.ProcessEnv => {
-  const base: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
-  for (const name of ["AGENT_PLATFORM_URL", "AGENT_PLATFORM_CONFIG", "XDG_CONFIG_HOME", "NODE_OPTIONS"]) delete base[name]
-  return { ...base, ...env }
-}
-
-/** Runs the CLI with `args`; never fails: the exit code and both outputs are the result. */
-const run = (args: ReadonlyArray<string>, env: Record<string, string>): Effect.Effect<Run> =>
-  Effect.callback<Run>((resume) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, ...args], {
-      cwd: repositoryRoot,
-      env: environment(env),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
-    return Effect.sync(() => child.kill())
-  })
+import { run, temporaryDirectory } from "./CliProcess.ts"
 
 /** A CLI bound to one session file, as one user on one machine would have it. */
 const cliUser = Effect.gen(function*() {

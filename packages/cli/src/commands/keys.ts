@@ -59,9 +59,6 @@ const decodeScopes = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Arr
 const scopeList = (encoded: string): string =>
   Option.match(decodeScopes(encoded), { onNone: () => encoded, onSome: (scopes) => scopes.join(",") })
 
-/** An ISO 8601 timestamp to the minute, in UTC. */
-const minute = (iso: string | null): string => iso === null ? "-" : iso.replace("T", " ").slice(0, 16)
-
 const list = Command.make(
   "list",
   {},
@@ -81,8 +78,8 @@ const list = Command.make(
         ["space", (key) => Output.orDash(key.space_id)],
         ["rpm", (key) => String(key.rate_limit_rpm)],
         ["active", (key) => key.is_active ? "yes" : "no"],
-        ["last used", (key) => minute(key.last_used_at)],
-        ["created", (key) => minute(key.created_at)]
+        ["last used", (key) => Output.minute(key.last_used_at)],
+        ["created", (key) => Output.minute(key.created_at)]
       ], listed.keys)
     }))
   })

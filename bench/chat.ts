@@ -1,0 +1,261 @@
+/**
+ * Chat streaming on the embedded model and the embedded database: time to the
+ * first SSE event and tokens per second of POST /v1/chat/completions, over
+ * BENCH_CHATS new chats run one after another and BENCH_CONCURRENCY at a
+ * time. Every chat asks a question answered in an ingested document, so each
+ * turn routes, retrieves and answers with its source cited.
+ *
+ * The baseline is a bare node:http server that streams the same number of
+ * `data:` events (an agent_info, the tokens, `[DONE]`) as fast as it can,
+ * measured the same way in the same run: the ratios are what the platform
+ * costs over the transport.
+ *
+ *   pnpm bench:chat            (BENCH_CHATS=50, BENCH_CONCURRENCY=8)
+ */
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { Agent, request } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
+import { freePort, report, startService } from "./Harness.ts"
+
+const chats = Number(process.env.BENCH_CHATS ?? 50)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
+const warmup = 10
+const adminPassword = "Bench-Admin-Passw0rd!"
+const question = "How long does it take to get my refund?"
+const refundPolicy = [
+  "# Returns and refunds",
+  "",
+  "Customers may return any unused item within 30 days of delivery. Items must be in their original packaging.",
+  "",
+  "Refunds are processed within 14 business days after the returned item reaches our warehouse.",
+  "",
+  "Exchanges for a different size or colour are free of charge; the shipping label is included in the parcel."
+].join("\n")
+
+// ---------------------------------------------------------------------------
+// One chat, measured from the request to the first event, and to `[DONE]`.
+
+interface Stream {
+  readonly firstEventMs: number
+  readonly totalMs: number
+  readonly tokens: number
+}
+
+/** Keep-alive connections, as a chat client holds them; node:http keeps the client's own cost low. */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+
+/** POSTs a chat and reads its SSE frames; the same code measures the baseline and the platform. */
+const measureChat = (url: string, key: string): Promise<Stream> =>
+  new Promise((resolve, reject) => {
+    const body = JSON.stringify({ message: question })
+    const started = performance.now()
+    const req = request(`${url}/v1/chat/completions`, {
+      method: "POST",
+      agent,
+      headers: {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        accept: "text/event-stream",
+        authorization: `Bearer ${key}`
+      }
+    }, (response) => {
+      response.setEncoding("utf8")
+      let buffer = ""
+      let firstEventMs = -1
+      let tokens = 0
+      let done = false
+      if (response.statusCode !== 200) {
+        response.on("data", (chunk: string) => (buffer += chunk))
+        response.on("end", () => reject(new Error(`chat answered ${response.statusCode}: ${buffer}`)))
+        return
+      }
+      response.on("data", (chunk: string) => {
+        buffer += chunk
+        let end: number
+        while (!done && (end = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          if (!frame.startsWith("data: ")) continue
+          if (firstEventMs < 0) firstEventMs = performance.now() - started
+          const data = frame.slice(6)
+          if (data === "[DONE]") {
+            done = true
+            resolve({ firstEventMs, totalMs: performance.now() - started, tokens })
+            continue
+          }
+          const event = JSON.parse(data) as { text?: unknown; type?: string; error?: string }
+          if (event.type === "error") reject(new Error(`the chat failed: ${event.error}`))
+          if (typeof event.text === "string") tokens++
+        }
+      })
+      response.on("end", () => done || reject(new Error("the stream ended without [DONE]")))
+      response.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
+
+interface Run {
+  readonly streams: ReadonlyArray<Stream>
+  readonly wallMs: number
+}
+
+/** `count` chats, `parallel` at a time, each with the next key. */
+const runChats = async (url: string, nextKey: () => string, count: number, parallel: number): Promise<Run> => {
+  const streams: Array<Stream> = []
+  let started = 0
+  const t0 = performance.now()
+  const worker = async () => {
+    while (started < count) {
+      started++
+      streams.push(await measureChat(url, nextKey()))
+    }
+  }
+  await Promise.all(Array.from({ length: parallel }, worker))
+  return { streams, wallMs: performance.now() - t0 }
+}
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+}
+
+interface Figures {
+  readonly firstP50: number
+  readonly firstP95: number
+  /** Tokens per second of one stream, from the request to `[DONE]` (median). */
+  readonly perStream: number
+  /** Tokens per second over the whole run: all tokens over the wall-clock time. */
+  readonly aggregate: number
+  readonly tokensPerChat: number
+}
+
+const figures = (run: Run): Figures => ({
+  firstP50: percentile(run.streams.map((s) => s.firstEventMs), 50),
+  firstP95: percentile(run.streams.map((s) => s.firstEventMs), 95),
+  perStream: percentile(run.streams.map((s) => s.tokens / (s.totalMs / 1000)), 50),
+  aggregate: run.streams.reduce((sum, s) => sum + s.tokens, 0) / (run.wallMs / 1000),
+  tokensPerChat: run.streams.reduce((sum, s) => sum + s.tokens, 0) / run.streams.length
+})
+
+/**
+ * Signs in as the bootstrap superadmin. On a new database /health answers
+ * while the superadmin is still being created, so a refusal is retried for a
+ * few seconds.
+ */
+const signIn = async (client: PromiseClient) => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.auth.login({ payload: { email: "admin@example.com", password: adminPassword } })
+    } catch (error) {
+      if (attempt >= 50) throw error
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The platform: embedded database and model, one space, agent, document.
+
+const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-"))
+const service = await startService({
+  DATA_DIR: dataDir,
+  BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+  SESSION_SECRET: "bench-chat-session-secret-0123456789abcdef",
+  LOG_LEVEL: "Error"
+})
+let baselineServer: ReturnType<typeof spawn> | undefined
+try {
+  const admin = makePromiseClient({ baseUrl: service.url })
+  await signIn(admin)
+  const space = await admin.admin.createSpace({ payload: { code: "bench", name: "Bench" } })
+  const agent = await admin.agentsAdmin.create({
+    payload: { space_id: space.id, name: "Support", summary: "Customer support: orders, returns and refunds", is_primary: true }
+  })
+  // Chat is limited to 60 requests a minute per key: a new key for every 50 chats.
+  const total = warmup + 2 * chats
+  const keys: Array<string> = []
+  for (let i = 0; i < Math.ceil(total / 50) + 1; i++) {
+    const created = await admin.keys.create({
+      payload: { name: `bench ${i}`, scopes: ["chat", "files"], space_id: space.id, rate_limit_rpm: 100_000 }
+    })
+    keys.push(created.key)
+  }
+  let used = 0
+  const nextKey = () => keys[Math.floor(used++ / 50)]
+
+  const keyClient = makePromiseClient({ baseUrl: service.url, apiKey: keys.at(-1)! })
+  const accepted = await keyClient.knowledge.ingest({ payload: { agent_id: agent.id, filename: "refunds.md", content: refundPolicy } })
+  for (;;) {
+    const { files } = await keyClient.knowledge.list({ query: { agent_id: agent.id } })
+    const file = files.find((f) => f.id === accepted.file_id)
+    if (file?.status === "ready") break
+    if (file?.status === "failed") throw new Error(`ingestion failed: ${file.error}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  await keyClient.dispose()
+  await admin.dispose()
+
+  // Warm the JIT and the caches as a running service would be; the answer's length sizes the baseline.
+  const warm = await runChats(service.url, nextKey, warmup, 1)
+  const tokensPerChat = Math.round(figures(warm).tokensPerChat)
+  if (tokensPerChat === 0) throw new Error("the embedded model answered without tokens")
+
+  // -------------------------------------------------------------------------
+  // The baseline: the same frames from a bare node:http server.
+
+  const port = await freePort()
+  baselineServer = spawn(process.execPath, ["-e", `
+    const words = ${JSON.stringify(Array.from({ length: tokensPerChat }, (_, i) => `word${i} `))}
+    require("node:http").createServer((req, res) => {
+      req.resume()
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-chat-id": "c" })
+        res.write("data: " + JSON.stringify({ type: "agent_info", agent_id: "a", chat_id: "c" }) + "\\n\\n")
+        for (const text of words) res.write("data: " + JSON.stringify({ text }) + "\\n\\n")
+        res.end("data: [DONE]\\n\\n")
+      })
+    }).listen(${port}, "127.0.0.1")`])
+  const baselineUrl = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (await fetch(baselineUrl).then((r) => r.arrayBuffer().then(() => true), () => false)) break
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  await runChats(baselineUrl, () => "none", warmup, 1)
+  const bareSequential = figures(await runChats(baselineUrl, () => "none", chats, 1))
+  const bareConcurrent = figures(await runChats(baselineUrl, () => "none", chats, concurrency))
+
+  const sequential = figures(await runChats(service.url, nextKey, chats, 1))
+  const concurrent = figures(await runChats(service.url, nextKey, chats, concurrency))
+
+  // -------------------------------------------------------------------------
+
+  const ratio = (value: number, base: number) => `${(value / base).toFixed(value / base >= 10 ? 0 : 2)}x baseline`
+  const show = (label: string, measured: Figures, bare: Figures) => {
+    report(`  ${label}: first SSE event, p50 / p95`, `${measured.firstP50.toFixed(1)} ms / ${measured.firstP95.toFixed(1)} ms  (p50 ${ratio(measured.firstP50, bare.firstP50)})`)
+    report(`  ${label}: tokens/s per stream (median)`, `${measured.perStream.toFixed(0)}  (${ratio(measured.perStream, bare.perStream)})`)
+    report(`  ${label}: tokens/s over all streams`, `${measured.aggregate.toFixed(0)}  (${ratio(measured.aggregate, bare.aggregate)})`)
+  }
+  const showBare = (label: string, bare: Figures) =>
+    report(
+      `  ${label}`,
+      `first event p50 ${bare.firstP50.toFixed(2)} ms, p95 ${bare.firstP95.toFixed(2)} ms; ${bare.perStream.toFixed(0)} tokens/s per stream, ${
+        bare.aggregate.toFixed(0)
+      } over all`
+    )
+
+  console.log(`baseline: bare node:http SSE server, ${tokensPerChat + 2} data: events per stream`)
+  showBare(`${chats} streams, one at a time`, bareSequential)
+  showBare(`${chats} streams, ${concurrency} at a time`, bareConcurrent)
+  console.log(`platform: embedded model + embedded DB, ${sequential.tokensPerChat.toFixed(0)} tokens per answer`)
+  show(`${chats} chats, one at a time`, sequential, bareSequential)
+  show(`${chats} chats, ${concurrency} at a time`, concurrent, bareConcurrent)
+} finally {
+  baselineServer?.kill()
+  agent.destroy()
+  await service.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+}

@@ -1,0 +1,228 @@
+/**
+ * Ingestion throughput: documents per second from the first POST
+ * /v1/knowledge/ingest to the last document `ready` (chunked, embedded,
+ * full-text and trigram indexed), BENCH_DOCUMENTS documents of 4 KB each,
+ * posted BENCH_CONCURRENCY at a time while the service's own ingestion worker
+ * drains the queue.
+ *
+ * On real PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set: a
+ * database of its own is created on that server for the run and dropped
+ * afterwards. Without one it says so and measures the embedded database.
+ *
+ * The baseline is plain INSERTs of the same rows (one statement each, the
+ * same concurrency, through the same driver) into a table of the same
+ * database engine, measured in the same run.
+ *
+ *   pnpm bench:ingest          (BENCH_DOCUMENTS=200, BENCH_CONCURRENCY=8)
+ */
+import { Effect, Layer, Redacted } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
+import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
+import { report, startService } from "./Harness.ts"
+
+const documents = Number(process.env.BENCH_DOCUMENTS ?? 200)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
+const documentBytes = 4096
+const adminPassword = "Bench-Admin-Passw0rd!"
+const sessionSecret = "bench-ingest-session-secret-0123456789abcdef"
+
+// ---------------------------------------------------------------------------
+// The documents: 4 KB of varied prose each, the same in both measurements.
+
+const vocabulary = (
+  "order refund invoice shipping delivery warehouse customer account password reset subscription plan " +
+  "upgrade downgrade payment card bank transfer receipt discount coupon return exchange size colour " +
+  "parcel label courier tracking delay damage warranty repair replacement manual install setup device " +
+  "network printer floor office badge access holiday travel flight hotel train expense report approval " +
+  "manager policy contract renewal notice period onboarding training laptop monitor keyboard support"
+).split(" ")
+
+/** A deterministic pseudo-random document of exactly `documentBytes` ASCII bytes. */
+const makeDocument = (index: number): string => {
+  let seed = (index + 1) * 2654435761
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+  let text = `# Topic ${index}\n\n`
+  while (text.length < documentBytes) {
+    const words = Array.from({ length: 8 + Math.floor(next() * 10) }, () => vocabulary[Math.floor(next() * vocabulary.length)])
+    text += `${words.join(" ")} ${index}. `
+    if (next() < 0.15) text += "\n\n"
+  }
+  return text.slice(0, documentBytes)
+}
+
+const corpus = Array.from({ length: documents }, (_, i) => ({ filename: `doc-${i}.md`, content: makeDocument(i) }))
+
+/** Runs `task` for every item, `parallel` at a time. */
+const forEachConcurrently = async <A>(items: ReadonlyArray<A>, parallel: number, task: (item: A, index: number) => Promise<void>) => {
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      await task(items[index], index)
+    }
+  }
+  await Promise.all(Array.from({ length: parallel }, worker))
+}
+
+/**
+ * Signs in as the bootstrap superadmin. On a new database /health answers
+ * while the superadmin is still being created, so a refusal is retried for a
+ * few seconds.
+ */
+const signIn = async (client: PromiseClient) => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.auth.login({ payload: { email: "admin@example.com", password: adminPassword } })
+    } catch (error) {
+      if (attempt >= 50) throw error
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The database: a new one on the PostgreSQL server, or the embedded one.
+
+const serverUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined
+const databaseName = `ap_bench_ingest_${process.pid}_${Date.now()}`
+const databaseUrl = serverUrl === undefined ? undefined : (() => {
+  const url = new URL(serverUrl)
+  url.pathname = `/${databaseName}`
+  return url.toString()
+})()
+
+/** Runs `use` against the database at `url` (PostgreSQL) or in `dataDir` (embedded). */
+const withSql = <A>(target: { readonly url: string } | { readonly dataDir: string }, use: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
+  Effect.runPromise(
+    use.pipe(
+      Effect.provide(
+        "url" in target
+          ? layerPostgres(Redacted.make(target.url)) as Layer.Layer<SqlClient.SqlClient, unknown>
+          : layerEmbedded({ dataDir: target.dataDir }) as Layer.Layer<SqlClient.SqlClient, unknown>
+      ),
+      Effect.scoped
+    )
+  )
+
+const onServer = (statement: string) =>
+  withSql({ url: serverUrl! }, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)))
+
+const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-"))
+const baselineDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-baseline-"))
+
+if (serverUrl === undefined) {
+  console.log("BENCH_DATABASE_URL (or TEST_DATABASE_URL) is not set: measuring on the embedded database instead of PostgreSQL.")
+} else {
+  await onServer(`CREATE DATABASE "${databaseName}"`)
+}
+
+try {
+  // -------------------------------------------------------------------------
+  // The platform.
+
+  const service = await startService({
+    ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
+    BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+    SESSION_SECRET: sessionSecret,
+    LOG_LEVEL: "Error"
+  })
+  let platform: { readonly postedMs: number; readonly readyMs: number; readonly tenantId: string; readonly agentId: string }
+  const clients: Array<PromiseClient> = []
+  try {
+    const admin = makePromiseClient({ baseUrl: service.url })
+    clients.push(admin)
+    const me = await signIn(admin)
+    const space = await admin.admin.createSpace({ payload: { code: "bench", name: "Bench" } })
+    const agent = await admin.agentsAdmin.create({
+      payload: { space_id: space.id, name: "Librarian", summary: "Answers from the bench documents", is_primary: true }
+    })
+    // Ingest is limited to 60 requests a minute per key and listing to 300: fresh keys for both.
+    const keyClient = async (name: string) => {
+      const { key } = await admin.keys.create({ payload: { name, scopes: ["files"], space_id: space.id, rate_limit_rpm: 100_000 } })
+      const client = makePromiseClient({ baseUrl: service.url, apiKey: key })
+      clients.push(client)
+      return client
+    }
+    const ingesters: Array<PromiseClient> = []
+    for (let i = 0; i < Math.ceil(documents / 50); i++) ingesters.push(await keyClient(`bench ingest ${i}`))
+    const pollers: Array<PromiseClient> = []
+    for (let i = 0; i < 4; i++) pollers.push(await keyClient(`bench poll ${i}`))
+
+    const started = performance.now()
+    let postedMs = 0
+    const posting = forEachConcurrently(corpus, concurrency, async (document, index) => {
+      await ingesters[Math.floor(index / 50)].knowledge.ingest({ payload: { agent_id: agent.id, ...document } })
+    }).then(() => (postedMs = performance.now() - started))
+    // Every 200 ms, four keys in turn: 75 lists a minute each, well under their limit.
+    let polls = 0
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const { files } = await pollers[polls++ % pollers.length].knowledge.list({ query: { agent_id: agent.id } })
+      const failed = files.find((file) => file.status === "failed")
+      if (failed !== undefined) throw new Error(`${failed.filename} failed: ${failed.error}`)
+      if (files.length === documents && files.every((file) => file.status === "ready")) break
+      if (performance.now() - started > 600_000) throw new Error("not every document was ready after 10 minutes")
+    }
+    await posting
+    platform = { postedMs, readyMs: performance.now() - started, tenantId: me.tenant_id, agentId: agent.id }
+  } finally {
+    await Promise.all(clients.map((client) => client.dispose()))
+    await service.stop()
+  }
+
+  // -------------------------------------------------------------------------
+  // The baseline: plain INSERTs of the same rows, on the same engine.
+
+  const baselineTarget = databaseUrl === undefined ? { dataDir: baselineDir } : { url: databaseUrl }
+  const baselineMs = await withSql(
+    baselineTarget,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE bench_plain_documents (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        tenant_id uuid NOT NULL,
+        agent_id uuid NOT NULL,
+        filename text NOT NULL,
+        content text NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        size_bytes integer NOT NULL,
+        uploaded_at timestamptz NOT NULL DEFAULT now()
+      )`
+      const started = performance.now()
+      yield* Effect.forEach(
+        corpus,
+        (document) =>
+          sql`INSERT INTO bench_plain_documents (tenant_id, agent_id, filename, content, size_bytes)
+              VALUES (${platform.tenantId}, ${platform.agentId}, ${document.filename}, ${document.content}, ${documentBytes})`,
+        { concurrency, discard: true }
+      )
+      return performance.now() - started
+    })
+  )
+
+  const backend = databaseUrl === undefined ? "embedded database" : "PostgreSQL"
+  const readyRate = documents / (platform.readyMs / 1000)
+  const insertRate = documents / (baselineMs / 1000)
+  report(
+    `baseline: plain INSERTs of the same rows, ${backend}`,
+    `${insertRate.toFixed(0)} rows/s  (${documents} rows, ${concurrency} at a time, ${(baselineMs / 1000).toFixed(2)} s)`
+  )
+  report(
+    `ingest to ready, 4 KB documents, ${backend}`,
+    `${readyRate.toFixed(1)} documents/s  (${documents} documents, ${concurrency} at a time, ${(platform.readyMs / 1000).toFixed(1)} s; ${
+      (readyRate / insertRate).toFixed(3)
+    }x baseline)`
+  )
+  report(
+    "  of which posting them all (201 pending)",
+    `${(platform.postedMs / 1000).toFixed(1)} s  (${(documents / (platform.postedMs / 1000)).toFixed(0)} requests/s)`
+  )
+} finally {
+  if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
+  rmSync(dataDir, { recursive: true, force: true })
+  rmSync(baselineDir, { recursive: true, force: true })
+}
