@@ -207,7 +207,9 @@ export const makeApp = (database: DatabaseLayer) =>
   Layer.unwrap(Effect.gen(function*() {
     const { role } = yield* ServerConfig
     const http = role === "jobs" ? Layer.empty : HttpServerLive
-    return Layer.mergeAll(http, WorkersLive, BootstrapLive).pipe(
+    // The first tenant and its admin exist before the port opens: /health never answers for a half-made service.
+    return Layer.mergeAll(http, WorkersLive).pipe(
+      Layer.provide(BootstrapLive),
       Layer.provideMerge(makeServices(database)),
       Layer.provide(LoggingLive)
     )

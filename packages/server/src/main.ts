@@ -1,20 +1,23 @@
 /**
- * The service's entry point: `pnpm start`. Reads the configuration, opens the
- * database, migrates, bootstraps, then serves and/or runs the workers until
- * SIGTERM or SIGINT (in-flight requests finish, workers stop after their
- * current step).
+ * The service's entry point (`pnpm start` runs its bundle). Reads and checks
+ * the configuration, opens the database, migrates, bootstraps, then serves
+ * and/or runs the workers until SIGTERM or SIGINT: in-flight requests finish,
+ * workers stop after their current step, and the process exits with 0.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Layer, Option } from "effect"
-import { serverConfig, ServerConfig } from "./Platform/Config.ts"
+import { Cause, Effect, Exit, Layer, Option, Runtime, Schema } from "effect"
+import { configProblem, serverConfig, ServerConfig } from "./Platform/Config.ts"
+import { describeSchemaError } from "./Platform/SchemaErrors.ts"
 import { AppLive, LoggingLive } from "./Server.ts"
 
 /** One line for a start-up failure the user can fix, or undefined for a bug. */
 const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined => {
-  const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string } | undefined
+  const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string; readonly cause?: unknown } | undefined
   switch (error?._tag) {
     case "ConfigError":
-      return `Invalid configuration: ${error.message}`
+      return `Invalid configuration: ${
+        Schema.isSchemaError(error.cause) ? describeSchemaError(error.cause.issue) : error.message
+      }`
     case "SessionSecretInvalid":
     case "DataDirLocked":
       return error.message
@@ -29,6 +32,7 @@ const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined
   }
 }
 
+/** Prints the one line and exits 1, or leaves a bug to the runtime's report. */
 const exitOnStartupFailure = (cause: Cause.Cause<unknown>) => {
   const line = describeStartupFailure(cause)
   if (line === undefined || Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
@@ -40,6 +44,13 @@ const exitOnStartupFailure = (cause: Cause.Cause<unknown>) => {
 
 const program = Effect.gen(function*() {
   const config = yield* serverConfig
+  const problem = configProblem(config)
+  if (problem !== undefined) {
+    return yield* Effect.sync(() => {
+      console.error(problem)
+      process.exit(1)
+    })
+  }
   const serve = Effect.gen(function*() {
     if (config.role !== "jobs") {
       const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
@@ -57,4 +68,8 @@ const program = Effect.gen(function*() {
   )
 }).pipe(Effect.catchCause(exitOnStartupFailure))
 
-NodeRuntime.runMain(program)
+/** A shutdown asked for by SIGTERM or SIGINT is a clean exit (0), not a failure. */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+NodeRuntime.runMain(program, { teardown })

@@ -6,13 +6,11 @@
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { ServerConfig } from "../Platform/Config.ts"
+import { configProblem, ServerConfig } from "../Platform/Config.ts"
 
 export class SessionSecretInvalid extends Schema.TaggedError<SessionSecretInvalid>()("SessionSecretInvalid", {
   message: Schema.String
 }) {}
-
-const minimumLength = 32
 
 export class SessionSecret extends Context.Service<SessionSecret, Redacted.Redacted<Uint8Array>>()(
   "@agent-platform/server/Identity/SessionSecret"
@@ -21,19 +19,10 @@ export class SessionSecret extends Context.Service<SessionSecret, Redacted.Redac
     SessionSecret,
     Effect.gen(function*() {
       const config = yield* ServerConfig
-      const configured = Option.map(config.sessionSecret, Redacted.value)
-      if (Option.isSome(configured)) {
-        if (configured.value.length < minimumLength) {
-          return yield* new SessionSecretInvalid({
-            message: `SESSION_SECRET must be at least ${minimumLength} characters (e.g. \`openssl rand -hex 32\`)`
-          })
-        }
-        return Redacted.make(new TextEncoder().encode(configured.value))
-      }
-      if (Option.isSome(config.databaseUrl)) {
-        return yield* new SessionSecretInvalid({
-          message: "SESSION_SECRET is required when DATABASE_URL is set: every replica must sign sessions with the same secret (e.g. `openssl rand -hex 32`)"
-        })
+      const problem = configProblem(config)
+      if (problem !== undefined) return yield* new SessionSecretInvalid({ message: problem })
+      if (Option.isSome(config.sessionSecret)) {
+        return Redacted.make(new TextEncoder().encode(Redacted.value(config.sessionSecret.value)))
       }
       const secret = yield* Effect.try({
         try: () => {

@@ -92,6 +92,20 @@ export const serverConfig = Config.all({
   openAiEmbeddingModel: Config.String("OPENAI_EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small"))
 })
 
+/**
+ * Rules that span several variables, checked before anything starts; the
+ * line to print when one is broken.
+ */
+export const configProblem = (config: ServerConfigShape): string | undefined => {
+  if (Option.isSome(config.databaseUrl) && Option.isNone(config.sessionSecret)) {
+    return "Invalid configuration: SESSION_SECRET is required when DATABASE_URL is set (every replica must sign sessions with the same secret; e.g. `openssl rand -hex 32`)"
+  }
+  if (Option.isSome(config.sessionSecret) && Redacted.value(config.sessionSecret.value).length < 32) {
+    return "Invalid configuration: SESSION_SECRET must be at least 32 characters (e.g. `openssl rand -hex 32`)"
+  }
+  return undefined
+}
+
 /** The configuration of this process. */
 export class ServerConfig extends Context.Service<ServerConfig, ServerConfigShape>()(
   "@agent-platform/server/Platform/ServerConfig"

@@ -5,7 +5,7 @@
  * leaves unhandled (unknown routes, malformed or invalid input, oversized
  * bodies, defects) into the contract's `{error}` bodies.
  */
-import { ByteSize, Cause, Effect, Layer, SchemaIssue } from "effect"
+import { ByteSize, Cause, Effect, Layer } from "effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerError from "effect/http/HttpServerError"
@@ -15,6 +15,7 @@ import * as HttpApiError from "effect/http-api/HttpApiError"
 import { Knowledge } from "@agent-platform/domain"
 import { ServerConfig } from "./Config.ts"
 import { CurrentRequestInfo, makeRequestInfo } from "./RequestInfo.ts"
+import { describeSchemaError } from "./SchemaErrors.ts"
 
 const validRequestId = /^[A-Za-z0-9._:\-]{1,128}$/
 
@@ -23,18 +24,6 @@ const isIngest = (url: string) => url.startsWith("/v1/knowledge/ingest")
 
 const errorResponse = (status: number, error: string, tag: string) =>
   HttpServerResponse.jsonUnsafe({ error, _tag: tag }, { status })
-
-const formatSchemaIssue = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/** `field.path: message; other: message` from a schema failure. */
-export const describeSchemaError = (issue: SchemaIssue.Issue): string =>
-  formatSchemaIssue(issue).issues
-    .map(({ message, path }) =>
-      path === undefined || path.length === 0
-        ? message
-        : `${path.map((segment) => (typeof segment === "object" ? String(segment.key) : String(segment))).join(".")}: ${message}`
-    )
-    .join("; ")
 
 /**
  * PostgreSQL refuses NUL characters in text (SQLSTATE 22021) and jsonb
