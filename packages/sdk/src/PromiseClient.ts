@@ -5,12 +5,22 @@
  */
 import { Effect, ManagedRuntime } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { type ClientOptions, make, type PlatformClient } from "./Client.ts"
 
+/**
+ * The decoded body of a call. Client methods are generic over their response
+ * mode; the Promise client always decodes, so the raw-response variants go.
+ */
+type Decoded<A> = Exclude<A, HttpClientResponse.HttpClientResponse | readonly [unknown, HttpClientResponse.HttpClientResponse]>
+
+type PromiseMethod<F> = F extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R>
+  ? (...args: Args) => Promise<Decoded<A>>
+  : never
+
 type Promisified<T> = {
-  readonly [Group in keyof T]: T[Group] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R>
-    ? (...args: Args) => Promise<A>
-    : { readonly [Method in keyof T[Group]]: T[Group][Method] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer _R> ? (...args: Args) => Promise<A> : never }
+  readonly [Group in keyof T]: T[Group] extends (...args: ReadonlyArray<any>) => unknown ? PromiseMethod<T[Group]>
+    : { readonly [Method in keyof T[Group]]: PromiseMethod<T[Group][Method]> }
 }
 
 export type PromiseClient = Promisified<PlatformClient> & {

@@ -164,6 +164,23 @@ layer(testServer(), serverSuite)("GET /api/audit/verify", (it) => {
       assert.strictEqual(tampered.chains.admin_audit_log.entries_invalid, 0)
     }))
 
+  it.effect("appends concurrent changes without forking the chain", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => admin.api.admin.createSpace({ payload: { code: `concurrent-${i}`, name: `Concurrent ${i}` } }),
+        { concurrency: "unbounded" }
+      )
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ seq: string | number }>`
+        SELECT seq FROM admin_audit_log WHERE tenant_id = (SELECT tenant_id FROM users WHERE email = ${adminEmail}) ORDER BY seq`
+      assert.deepStrictEqual(rows.map((row) => Number(row.seq)), rows.map((_, i) => i + 1))
+      const report = yield* admin.api.audit.verify()
+      assert.strictEqual(report.chains.admin_audit_log.entries_invalid, 0)
+    }))
+
   it.effect("answers a Security Officer, and refuses an r_admin with 403", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

@@ -222,3 +222,29 @@ layer(testServer(), serverSuite)("IP allowlist", (it) => {
       assert.strictEqual((yield* admin.api.security.deleteIpRule({ params: { id: v6.id } }).pipe(Effect.flip))._tag, "NotFound")
     }))
 })
+
+layer(testServer({ TRUST_PROXY: "true" }), serverSuite)("IP allowlist behind a trusted proxy", (it) => {
+  it.effect("with TRUST_PROXY the client IP is the left-most X-Forwarded-For address", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      yield* admin.api.security.createIpRule({ payload: { cidr: "198.51.100.0/24", force: true } })
+      const inside = yield* http("/api/auth/login", json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": "198.51.100.7, 10.0.0.1" }))
+      assert.strictEqual(inside.status, 200)
+      const outside = yield* http("/api/auth/login", json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": "203.0.113.9" }))
+      assert.strictEqual(outside.status, 403)
+      assert.match(outside.body.error, /203\.0\.113\.9/)
+    }))
+})
+
+layer(testServer(), serverSuite)("IP allowlist without a trusted proxy", (it) => {
+  it.effect("ignores X-Forwarded-For: a forged header does not get a client in", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      yield* admin.api.security.createIpRule({ payload: { cidr: "198.51.100.0/24", force: true } })
+      const forged = yield* http("/api/auth/login", json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": "198.51.100.7" }))
+      assert.strictEqual(forged.status, 403)
+      assert.match(forged.body.error, /127\.0\.0\.1/)
+    }))
+})
