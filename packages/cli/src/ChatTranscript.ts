@@ -9,7 +9,7 @@
  * its own.
  */
 import { Option, Schema } from "effect"
-import { Actions, type Chat } from "@agent-platform/domain"
+import { type Actions, Chat } from "@agent-platform/domain"
 import * as Output from "./Output.ts"
 
 /** Where the transcript stands: whether the last text written left a line open. */
@@ -33,25 +33,10 @@ export interface Rendered {
   readonly next: Transcript
 }
 
-/** A field of a `parameter_form`: an action parameter with its value so far (null while missing). */
-const FormField = Schema.Struct({ ...Actions.ActionParameter.fields, value: Schema.Unknown })
-
-/** The `parameter_form` component's props, as far as the transcript shows them. */
-const ParameterForm = Schema.Struct({
-  action_name: Schema.String,
-  fields: Schema.Array(FormField),
-  missing: Schema.Array(Schema.String)
-})
-
-/** The `action_confirmation` component's props. */
-const ActionConfirmation = Schema.Struct({
-  action_name: Schema.String,
-  params: Schema.Record(Schema.String, Schema.Unknown)
-})
-
-const decodeForm = Schema.decodeUnknownOption(ParameterForm)
-const decodeConfirmation = Schema.decodeUnknownOption(ActionConfirmation)
-const decodeResult = Schema.decodeUnknownOption(Actions.ActionResponse)
+// The component props, as the domain declares them.
+const decodeForm = Schema.decodeUnknownOption(Chat.ParameterFormProps)
+const decodeConfirmation = Schema.decodeUnknownOption(Chat.ActionConfirmationProps)
+const decodeResult = Schema.decodeUnknownOption(Chat.ActionResultProps)
 
 /** A value as one short line: strings as they are, anything else as compact JSON. */
 const show = (value: unknown, max = 120): string => {
@@ -59,7 +44,7 @@ const show = (value: unknown, max = 120): string => {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text
 }
 
-const parameterForm = (form: typeof ParameterForm.Type): string => {
+const parameterForm = (form: typeof Chat.ParameterFormProps.Type): string => {
   const width = Math.max(...form.fields.map((field) => field.name.length + (field.required ? 1 : 0)))
   const fields = form.fields.map((field) => {
     const label = `${field.name}${field.required ? "*" : ""}`.padEnd(width)
@@ -71,7 +56,7 @@ const parameterForm = (form: typeof ParameterForm.Type): string => {
   return [`[form ${show(form.action_name)}${missing}]`, ...fields].join("\n")
 }
 
-const confirmation = (card: typeof ActionConfirmation.Type): string => {
+const confirmation = (card: typeof Chat.ActionConfirmationProps.Type): string => {
   const params = Object.entries(card.params).map(([name, value]) => `${show(name)}=${show(value, 60)}`).join(", ")
   return `[confirm ${show(card.action_name)}${params.length > 0 ? `: ${params}` : ""}]`
 }

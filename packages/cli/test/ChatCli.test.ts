@@ -302,9 +302,12 @@ describe("ChatTranscript", () => {
       type: "component",
       component_name: "parameter_form",
       props: {
+        action_id: "8a1f9a34-5f0e-4a8e-9d2b-3c0f4e1b7a11",
         action_name: "create_ticket",
+        description: "Create a support ticket",
         fields: [{ name: "title", type: "string", description: "What is wrong", required: true, value: null }],
-        missing: ["title"]
+        missing: ["title"],
+        asking: "title"
       }
     } as const
     assert.strictEqual(

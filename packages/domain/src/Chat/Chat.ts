@@ -1,5 +1,6 @@
 /** Chat schemas (spec: POST /v1/chat/completions, "Events", "Chat history"). */
 import { Schema } from "effect"
+import { ActionResponse } from "../Actions/Action.ts"
 
 export const maxMessageLength = 16_000
 export const maxHistoryItems = 50
@@ -41,7 +42,34 @@ export const SystemAlertEvent = Schema.Struct({
   })
 })
 
-/** `{type: component}`: a generative-UI widget (`action_result`, `parameter_form`). */
+/** The props of the `parameter_form` component: the action's parameters, their values so far, what is missing. */
+export const ParameterFormProps = Schema.Struct({
+  action_id: Schema.String,
+  action_name: Schema.String,
+  description: Schema.String,
+  fields: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    type: Schema.String,
+    description: Schema.String,
+    required: Schema.Boolean,
+    value: Schema.Unknown.annotate({ description: "The value collected so far, or null" })
+  })),
+  missing: Schema.Array(Schema.String),
+  asking: Schema.NullOr(Schema.String).annotate({ description: "The parameter the agent is asking for now" })
+}).annotate({ identifier: "ParameterFormProps" })
+
+/** The props of the `action_confirmation` component: an action that runs only after the user says yes. */
+export const ActionConfirmationProps = Schema.Struct({
+  action_id: Schema.String,
+  action_name: Schema.String,
+  params: Schema.Record(Schema.String, Schema.Unknown),
+  requires_confirmation: Schema.Literal(true)
+}).annotate({ identifier: "ActionConfirmationProps" })
+
+/** The props of the `action_result` component: the execution's ActionResponse. */
+export const ActionResultProps = ActionResponse
+
+/** `{type: component}`: a generative-UI widget (`action_result`, `parameter_form`, `action_confirmation`). */
 export const ComponentEvent = Schema.Struct({
   type: Schema.Literal("component"),
   component_name: Schema.String,

@@ -8,7 +8,7 @@
  *
  * This module holds the rules and the words; ChatEngine runs them.
  */
-import type { Actions } from "@agent-platform/domain"
+import type { Actions, Chat } from "@agent-platform/domain"
 import { coerce, missingRequired, type ParameterSpec } from "../Ai/ParameterExtraction.ts"
 import type { ChatAction } from "./ChatActions.ts"
 
@@ -90,7 +90,7 @@ export const parameterForm = (action: ChatAction, params: Record<string, unknown
     })),
     missing: missing.map((p) => p.name),
     asking: missing[0]?.name ?? null
-  }
+  } satisfies typeof Chat.ParameterFormProps.Type
 })
 
 /** The request to confirm an action that requires it. */
@@ -103,7 +103,12 @@ export const confirmationRequest = (action: ChatAction, params: Record<string, u
 export const confirmationCard = (action: ChatAction, params: Record<string, unknown>) => ({
   type: "component" as const,
   component_name: "action_confirmation",
-  props: { action_id: action.id, action_name: action.name, params, requires_confirmation: true }
+  props: {
+    action_id: action.id,
+    action_name: action.name,
+    params,
+    requires_confirmation: true
+  } satisfies typeof Chat.ActionConfirmationProps.Type
 })
 
 /** The human-in-the-loop configuration a confirmation answered, kept with the execution record. */
@@ -130,7 +135,7 @@ export const systemAlert = (response: Actions.ActionResponse) => ({
 export const actionResultCard = (response: Actions.ActionResponse) => ({
   type: "component" as const,
   component_name: "action_result",
-  props: { ...response }
+  props: { ...response } satisfies typeof Chat.ActionResultProps.Type
 })
 
 export const cancelled = (action: ChatAction) => `Okay, I cancelled ${action.name}; nothing was run.`
