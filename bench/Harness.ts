@@ -68,6 +68,12 @@ export const startService = async (env: Record<string, string>): Promise<Service
   return { url, process: child, stop, healthyAfterMs }
 }
 
+/**
+ * The bootstrap superadmin of every bench service (set through
+ * BOOTSTRAP_ADMIN_PASSWORD); the service creates it before its port opens.
+ */
+export const benchAdmin = { email: "admin@example.com", password: "Bench-Admin-Passw0rd!" } as const
+
 /** Prints one figure as an aligned line. */
 export const report = (label: string, value: string) => console.log(`${label.padEnd(58)} ${value}`)
 

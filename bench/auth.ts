@@ -11,11 +11,10 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, report, startService } from "./Harness.ts"
+import { benchAdmin, freePort, report, startService } from "./Harness.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
-const password = "Bench-Passw0rd-123"
 
 interface Result {
   readonly rps: number
@@ -61,12 +60,12 @@ const baseline = async (): Promise<Result> => {
 
 const platform = async (): Promise<Result> => {
   const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-"))
-  const service = await startService({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: password, LOG_LEVEL: "Error" })
+  const service = await startService({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password, LOG_LEVEL: "Error" })
   try {
     const login = await fetch(`${service.url}/api/auth/login`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "admin@example.com", password })
+      body: JSON.stringify(benchAdmin)
     })
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]
     // Enough keys that none exceeds the 300/min data limit during the run.

@@ -17,13 +17,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
-import { freePort, report, startService } from "./Harness.ts"
+import { makePromiseClient } from "../packages/sdk/src/index.ts"
+import { benchAdmin, freePort, report, startService } from "./Harness.ts"
 
 const chats = Number(process.env.BENCH_CHATS ?? 50)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const warmup = 10
-const adminPassword = "Bench-Admin-Passw0rd!"
 const question = "How long does it take to get my refund?"
 const refundPolicy = [
   "# Returns and refunds",
@@ -141,36 +140,20 @@ const figures = (run: Run): Figures => ({
   tokensPerChat: run.streams.reduce((sum, s) => sum + s.tokens, 0) / run.streams.length
 })
 
-/**
- * Signs in as the bootstrap superadmin. On a new database /health answers
- * while the superadmin is still being created, so a refusal is retried for a
- * few seconds.
- */
-const signIn = async (client: PromiseClient) => {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await client.auth.login({ payload: { email: "admin@example.com", password: adminPassword } })
-    } catch (error) {
-      if (attempt >= 50) throw error
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------
 // The platform: embedded database and model, one space, agent, document.
 
 const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-"))
 const service = await startService({
   DATA_DIR: dataDir,
-  BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+  BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
   SESSION_SECRET: "bench-chat-session-secret-0123456789abcdef",
   LOG_LEVEL: "Error"
 })
 let baselineServer: ReturnType<typeof spawn> | undefined
 try {
   const admin = makePromiseClient({ baseUrl: service.url })
-  await signIn(admin)
+  await admin.auth.login({ payload: benchAdmin })
   const space = await admin.admin.createSpace({ payload: { code: "bench", name: "Bench" } })
   const agent = await admin.agentsAdmin.create({
     payload: { space_id: space.id, name: "Support", summary: "Customer support: orders, returns and refunds", is_primary: true }

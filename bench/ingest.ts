@@ -22,12 +22,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
-import { report, startService } from "./Harness.ts"
+import { benchAdmin, report, startService } from "./Harness.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 200)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const documentBytes = 4096
-const adminPassword = "Bench-Admin-Passw0rd!"
 const sessionSecret = "bench-ingest-session-secret-0123456789abcdef"
 
 // ---------------------------------------------------------------------------
@@ -66,22 +65,6 @@ const forEachConcurrently = async <A>(items: ReadonlyArray<A>, parallel: number,
     }
   }
   await Promise.all(Array.from({ length: parallel }, worker))
-}
-
-/**
- * Signs in as the bootstrap superadmin. On a new database /health answers
- * while the superadmin is still being created, so a refusal is retried for a
- * few seconds.
- */
-const signIn = async (client: PromiseClient) => {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await client.auth.login({ payload: { email: "admin@example.com", password: adminPassword } })
-    } catch (error) {
-      if (attempt >= 50) throw error
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -126,7 +109,7 @@ try {
 
   const service = await startService({
     ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
-    BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+    BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
     SESSION_SECRET: sessionSecret,
     LOG_LEVEL: "Error"
   })
@@ -135,7 +118,7 @@ try {
   try {
     const admin = makePromiseClient({ baseUrl: service.url })
     clients.push(admin)
-    const me = await signIn(admin)
+    const me = await admin.auth.login({ payload: benchAdmin })
     const space = await admin.admin.createSpace({ payload: { code: "bench", name: "Bench" } })
     const agent = await admin.agentsAdmin.create({
       payload: { space_id: space.id, name: "Librarian", summary: "Answers from the bench documents", is_primary: true }

@@ -26,13 +26,12 @@ import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
+import { benchAdmin, ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
 const executions = Number(process.env.BENCH_EXECUTIONS ?? 40)
 const expected = subscriptions * executions
 const signingSecret = "bench-signing-secret-0123456789"
-const adminPassword = "Bench-Admin-Passw0rd!"
 const tenantPassword = "Bench-Tenant-Passw0rd!"
 
 // ---------------------------------------------------------------------------
@@ -144,7 +143,7 @@ const databaseUrl = process.env.BENCH_DATABASE_URL
 const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-webhooks-"))
 const env: Record<string, string> = {
   ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
-  BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+  BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
   SESSION_SECRET: "bench-webhooks-session-secret-0123456789abcdef",
   LOG_LEVEL: "Warn",
   ...(databaseUrl === undefined || databaseUrl === "" ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl })
@@ -183,7 +182,7 @@ try {
   const api = { url: `http://127.0.0.1:${port}` }
   try {
     await waitHealthy(api.url, apiProcess)
-    const superadmin = await signIn(api.url, "admin@example.com", adminPassword)
+    const superadmin = await signIn(api.url, benchAdmin.email, benchAdmin.password)
     const email = `bench-${crypto.randomUUID().slice(0, 8)}@example.com`
     expectStatus("create tenant", await request(api.url, "/api/admin/tenants", {
       method: "POST",

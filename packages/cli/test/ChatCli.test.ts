@@ -12,14 +12,9 @@ import { jsonAnswer, localServer } from "../../server/test/LocalHttp.ts"
 import { createKey, serverSuite, TestServer, layer as testServer } from "../../server/test/TestServer.ts"
 import * as ChatTranscript from "../src/ChatTranscript.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
+import { refundPolicy } from "../../server/test/Documents.ts"
+import { ticketAction } from "../../server/test/Catalog.ts"
 
-const refundPolicy = [
-  "# Returns and refunds",
-  "",
-  "Customers may return any unused item within 30 days of delivery. Items must be in their original packaging.",
-  "",
-  "Refunds are processed within 14 business days after the returned item reaches our warehouse."
-].join("\n")
 
 const noKey = "error: no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with `agent-platform keys create`)\n"
 
@@ -197,19 +192,7 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
       Effect.gen(function*() {
         const w = yield* world
         const target = yield* localServer(() => jsonAnswer(201, { ticket_id: "T-1", status: "open" }))
-        const action = yield* w.admin.api.actionsAdmin.create({
-          payload: {
-            name: "create_ticket",
-            description: "Create a support ticket",
-            http_method: "POST",
-            url: `${target.url}/tickets`,
-            parameters: [
-              { name: "title", type: "string", description: "What is wrong", required: true },
-              { name: "priority", type: "string", description: "low, normal or high", required: true }
-            ],
-            is_active: true
-          }
-        }).pipe(Effect.orDie)
+        const action = yield* w.admin.api.actionsAdmin.create({ payload: ticketAction(target.url) }).pipe(Effect.orDie)
         yield* w.admin.api.agentsAdmin.assignActions({ params: { id: w.support.id }, payload: { action_ids: [action.id] } }).pipe(
           Effect.orDie
         )

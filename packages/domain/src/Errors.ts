@@ -119,8 +119,5 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   description: "A dependency of the service is unavailable; retry later."
 }) {}
 
-/** The errors every endpoint may answer with, regardless of its group. */
-export const Common = [InvalidRequest, NotImplemented] as const
-
 /** The message of the 501 every not-yet-built endpoint answers with. */
 export const notImplemented = () => new NotImplemented({ error: "not implemented" })

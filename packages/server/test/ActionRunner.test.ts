@@ -7,7 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { createServer, type IncomingHttpHeaders } from "node:http"
+import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Actions } from "@agent-platform/domain"
 import { ActionRunner, type Caller, type ExecuteInput } from "../src/Actions/ActionRunner.ts"
@@ -16,58 +16,11 @@ import { AuditLog } from "../src/Audit/AuditLog.ts"
 import { canonicalJson } from "../src/Audit/CanonicalJson.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Encryption } from "../src/Platform/Encryption.ts"
+import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import { serverSuite, layer as testServer } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
-// Local HTTP receivers
-
-interface Received {
-  readonly method: string
-  readonly url: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
-interface Answer {
-  readonly status: number
-  readonly body?: string
-  readonly headers?: Record<string, string>
-}
-
-/** A real HTTP server on 127.0.0.1 answering with `respond` ("hang" never answers); closed with the test. */
-const receiver = (respond: (request: Received, count: number) => Answer | "hang") =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly server: ReturnType<typeof createServer>; readonly received: Array<Received> }>((resume) => {
-      const received: Array<Received> = []
-      const server = createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const request = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
-          received.push(request)
-          const answer = respond(request, received.length)
-          if (answer === "hang") return
-          res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? "")
-        })
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, received })))
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ received, server }) => ({
-    received,
-    port: (server.address() as AddressInfo).port,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  })))
-
-const json = (status: number, body: unknown): Answer => ({
-  status,
-  body: JSON.stringify(body),
-  headers: { "content-type": "application/json" }
-})
+// Local HTTP targets (see LocalHttp.ts)
 
 /** A port nothing listens on. */
 const closedPort = Effect.callback<number>((resume) => {
@@ -171,7 +124,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
   describe("spec rules 3–4: which actions a caller may run", () => {
     it.effect("a space-bound key gets the same 404 for an action outside its space and for a missing one", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, { ok: true }))
+        const remote = yield* localServer(() => jsonAnswer(200, { ok: true }))
         const inside = yield* createAction({ url: `${remote.url}/inside` })
         const outside = yield* createAction({ url: `${remote.url}/outside` })
         const space = yield* createSpace
@@ -195,7 +148,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("an unbound key may run any action of the tenant, and gets a 502 ActionFailed for a missing or inactive one", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, { ok: true }))
+        const remote = yield* localServer(() => jsonAnswer(200, { ok: true }))
         const unassigned = yield* createAction({ url: remote.url })
         const inactive = yield* createAction({ url: remote.url, isActive: false })
         assert.strictEqual((yield* execute(unassigned.id)).success, true)
@@ -217,7 +170,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
   describe("spec rule 5: the remote call", () => {
     it.effect("a 2xx answers with the parsed JSON response and the remote's status", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(201, { order: { id: 42, state: "created" } }))
+        const remote = yield* localServer(() => jsonAnswer(201, { order: { id: 42, state: "created" } }))
         const action = yield* createAction({ url: `${remote.url}/orders` })
         const response = yield* execute(action.id)
         assert.deepStrictEqual(response, {
@@ -232,14 +185,14 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a text answer comes back as text", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => ({ status: 200, body: "pong", headers: { "content-type": "text/plain" } }))
+        const remote = yield* localServer(() => ({ status: 200, body: "pong", headers: { "content-type": "text/plain" } }))
         const action = yield* createAction({ url: remote.url })
         assert.strictEqual((yield* execute(action.id)).response, "pong")
       }))
 
     it.effect("a remote 500 is a 502 ActionFailed with the remote's status and a string response", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(500, { message: "database down" }))
+        const remote = yield* localServer(() => jsonAnswer(500, { message: "database down" }))
         const action = yield* createAction({ url: remote.url })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
@@ -256,7 +209,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a remote that does not answer within ACTIONS_TIMEOUT_MS is a failure with status_code 504", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => "hang")
+        const remote = yield* localServer(() => "hang")
         const action = yield* createAction({ url: remote.url })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
@@ -279,7 +232,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a response larger than ACTIONS_MAX_RESPONSE_BYTES is cut off and fails", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => ({ status: 200, body: "x".repeat(10_000) }))
+        const remote = yield* localServer(() => ({ status: 200, body: "x".repeat(10_000) }))
         const action = yield* createAction({ url: remote.url })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
@@ -289,13 +242,13 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a redirect to the same host is followed; one to another host is refused without calling it", () =>
       Effect.gen(function*() {
-        const other = yield* receiver(() => json(200, { reached: "other" }))
-        const remote = yield* receiver((request) =>
+        const other = yield* localServer(() => jsonAnswer(200, { reached: "other" }))
+        const remote = yield* localServer((request) =>
           request.url === "/moved"
             ? { status: 302, headers: { location: "/here" } }
             : request.url === "/away"
-            ? { status: 302, headers: { location: `http://localhost:${other.port}/` } }
-            : json(200, { reached: request.url })
+            ? { status: 302, headers: { location: `http://localhost:${new URL(other.url).port}/` } }
+            : jsonAnswer(200, { reached: request.url })
         )
         const moved = yield* createAction({ url: `${remote.url}/moved` })
         assert.deepStrictEqual((yield* execute(moved.id)).response, { reached: "/here" })
@@ -309,7 +262,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("the circuit of a host opens after 5 consecutive failures, then fails fast without calling it", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(503, { message: "overloaded" }))
+        const remote = yield* localServer(() => jsonAnswer(503, { message: "overloaded" }))
         const action = yield* createAction({ url: remote.url })
         for (let i = 0; i < 5; i++) {
           const failure = yield* failureOf(execute(action.id))
@@ -323,7 +276,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         assert.include(fast.error ?? "", "circuit open")
         assert.strictEqual(remote.received.length, 5)
 
-        const healthy = yield* receiver(() => json(200, { ok: true }))
+        const healthy = yield* localServer(() => jsonAnswer(200, { ok: true }))
         const elsewhere = yield* createAction({ url: healthy.url })
         assert.strictEqual((yield* execute(elsewhere.id)).success, true, "other hosts keep their own circuit")
       }))
@@ -332,7 +285,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
   describe("params", () => {
     it.effect("missing required and mistyped parameters are a 400 naming each one, and nothing is called", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({
           url: remote.url,
           parameters: [
@@ -354,7 +307,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("GET fills URL placeholders (encoded) and sends the other params as the query string", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({
           url: `${remote.url}/orders/{order_id}?source=platform`,
           parameters: [param("order_id", "string", true), param("status", "string", false), param("tags", "array", false)]
@@ -374,7 +327,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("POST sends the params not used by the URL as a JSON body", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, { created: true }))
+        const remote = yield* localServer(() => jsonAnswer(200, { created: true }))
         const action = yield* createAction({
           url: `${remote.url}/customers/{id}/notes`,
           method: "POST",
@@ -393,7 +346,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
     it.effect("a `{{secret:NAME}}` header value is sent decrypted", () =>
       Effect.gen(function*() {
         yield* putSecret("CRM_TOKEN", "s3cr3t-value")
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({ url: remote.url, headers: { Authorization: "Bearer {{secret:CRM_TOKEN}}", "X-Static": "1" } })
         yield* execute(action.id)
         assert.strictEqual(remote.received[0].headers.authorization, "Bearer s3cr3t-value")
@@ -402,7 +355,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a reference to a secret that is not set fails clearly without calling", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({ url: remote.url, headers: { Authorization: "Bearer {{secret:NOT_SET_ANYWHERE}}" } })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
@@ -421,7 +374,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const [subscription] = yield* sql<{ id: string }>`
           INSERT INTO webhook_subscriptions (tenant_id, name, url) VALUES (${tenant}, 'all events', 'https://example.com/hook')
           RETURNING id`
-        const remote = yield* receiver((request) => (request.url.startsWith("/ok") ? json(200, { ok: true }) : json(500, {})))
+        const remote = yield* localServer((request) => (request.url.startsWith("/ok") ? jsonAnswer(200, { ok: true }) : jsonAnswer(500, {})))
         const ok = yield* createAction({ url: `${remote.url}/ok`, parameters: [param("b", "integer", false), param("a", "string", false)] })
         const broken = yield* createAction({ url: `${remote.url}/broken` })
         const userCaller: Caller = { kind: "user", userId: crypto.randomUUID() }
@@ -490,7 +443,7 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
     it.effect("a request the caller got wrong (400, 404) records nothing", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({ url: remote.url, parameters: [param("q", "string", true)] })
         yield* failureOf(execute(action.id, {}))
         const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM action_executions WHERE action_id = ${action.id}`
@@ -504,7 +457,7 @@ layer(servicesFor({ ...env, ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSu
   (it) => {
     it.effect("an action aimed at a loopback address is refused without calling it", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, {}))
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({ url: remote.url })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
@@ -518,8 +471,8 @@ layer(servicesFor({ ...env, ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSu
 
     it.effect("a host name that resolves to loopback (localhost) is refused: the resolved address is what counts", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => json(200, {}))
-        const action = yield* createAction({ url: `http://localhost:${remote.port}/` })
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
+        const action = yield* createAction({ url: `http://localhost:${new URL(remote.url).port}/` })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
         if (failure._tag !== "ActionFailed") return

@@ -7,58 +7,11 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { ActionAdmin, Actions } from "@agent-platform/domain"
-import type * as Sdk from "@agent-platform/sdk"
+import type { ActionAdmin } from "@agent-platform/domain"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { createKey, http, json, messageOf, secondTenant, serverSuite, signIn, TestServer, layer as testServer } from "./TestServer.ts"
+import { adminClient, bearer, createKey, http, json, keyClient, messageOf, secondTenant, serverSuite, sessionCookie, signIn, layer as testServer } from "./TestServer.ts"
+import { newAction, param, spaceWith } from "./Catalog.ts"
 
-const admin = Effect.gen(function*() {
-  const server = yield* TestServer
-  return yield* server.admin
-})
-
-const keyClient = (key: string) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    return yield* server.client({ apiKey: key })
-  })
-
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
-
-const param = (name: string, type: Actions.ParameterType, required: boolean): Actions.ActionParameter => ({
-  name,
-  type,
-  description: `the ${name}`,
-  required
-})
-
-const newAction = (fields: Partial<typeof ActionAdmin.CreateAction.Type> & { readonly url: string }, as?: Sdk.Connected) =>
-  Effect.gen(function*() {
-    const client = as ?? (yield* admin)
-    return yield* client.api.actionsAdmin.create({
-      payload: {
-        name: `action-${crypto.randomUUID().slice(0, 8)}`,
-        description: "Does a thing",
-        http_method: "GET",
-        parameters: [],
-        is_active: true,
-        ...fields
-      }
-    })
-  }).pipe(Effect.orDie)
-
-/** A space whose agent has the given actions. */
-const spaceWith = (actionIds: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const as = yield* admin
-    const code = `space-${crypto.randomUUID().slice(0, 8)}`
-    const space = yield* as.api.admin.createSpace({ payload: { code, name: code } })
-    const agent = yield* as.api.agentsAdmin.create({ payload: { space_id: space.id, name: "Agent", summary: "", is_primary: true } })
-    yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: actionIds } })
-    return space
-  }).pipe(Effect.orDie)
-
-const cookieOf = (client: Sdk.Connected) => Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)
 
 layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) => {
   describe("GET /v1/actions", () => {
@@ -108,7 +61,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
     it.effect("200: GET sends the params as query string, fills URL placeholders and secret headers, and returns the parsed JSON", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, { ticket: 42 }))
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.actionsAdmin.putSecret({ params: { name: "TICKETS_TOKEN" }, payload: { value: "s3cret-value" } })
         const action = yield* newAction({
           url: `${target.url}/orgs/{org}/tickets`,
@@ -188,7 +141,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.strictEqual(badId.body.success, false)
         const nulParam = yield* http(`/v1/actions/${action.id}/execute`, json("POST", { params: { q: "a\u0000b" } }, bearer(key)))
         assert.strictEqual(nulParam.status, 200)
-        const cookie = yield* Effect.flatMap(admin, cookieOf)
+        const cookie = yield* Effect.flatMap(adminClient, sessionCookie)
         const nulName = yield* http("/api/admin/actions", json("POST", { name: "a\u0000b", description: "", http_method: "GET", url: "https://e.com", parameters: [], is_active: true }, { cookie }))
         assert.strictEqual(nulName.status, 400)
         assert.match(nulName.body.error, /name: must not contain NUL/)
@@ -305,7 +258,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
   describe("/api/admin/actions", () => {
     it.effect("creates (201), lists active and inactive, updates, and soft-deletes an action, all audited", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const created = yield* as.api.actionsAdmin.create({
           payload: {
             name: "Create ticket",
@@ -346,7 +299,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
 
     it.effect("400 names what is wrong: undeclared URL placeholders, duplicate parameters, bad URLs and headers, bad schema", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const attempt = (payload: Partial<typeof ActionAdmin.CreateAction.Type>) =>
           as.api.actionsAdmin.create({
             payload: { name: "x", description: "", http_method: "GET", url: "https://example.com", parameters: [], is_active: true, ...payload }
@@ -357,7 +310,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.include(yield* attempt({ url: "/relative" }), "url: must be an absolute http or https URL")
         assert.include(yield* attempt({ headers: { "bad header": "x" } }), "headers: `bad header` is not a valid HTTP header name")
         assert.include(yield* attempt({ headers: { "x-token": "{{secret:lower_case}}" } }), "is not a secret name")
-        const cookie = yield* cookieOf(as)
+        const cookie = yield* sessionCookie(as)
         const schema = yield* http("/api/admin/actions", json("POST", { name: "x", description: "", http_method: "TRACE", url: "https://e.com", parameters: [], is_active: true }, { cookie }))
         assert.strictEqual(schema.status, 400)
         assert.match(schema.body.error, /http_method/)
@@ -373,7 +326,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
 
     it.effect("404 for an unknown, malformed or foreign action; a tenant_id in the body has no effect", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const other = yield* secondTenant()
         const theirs = yield* newAction({ url: "https://example.com" }, other.client)
         for (const id of [crypto.randomUUID(), "nope", theirs.id]) {
@@ -389,7 +342,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
           parameters: [],
           is_active: true,
           tenant_id: other.tenant.id
-        }, { cookie: yield* cookieOf(as) }))
+        }, { cookie: yield* sessionCookie(as) }))
         assert.strictEqual(created.status, 201)
         const { actions } = yield* other.client.api.actionsAdmin.list()
         assert.isFalse(actions.some((a) => a.id === created.body.id))
@@ -398,7 +351,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
     it.effect("administrators only: 401 without a session, 403 for a user, 403 for an API key", () =>
       Effect.gen(function*() {
         assert.strictEqual((yield* http("/api/admin/actions")).status, 401)
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.admin.createUser({ payload: { email: "actions-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" } })
         const user = yield* signIn("actions-user@example.com", "Correct-Horse-9")
         const error = yield* user.api.actionsAdmin.list().pipe(Effect.flip)
@@ -413,7 +366,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
   describe("/api/admin/secrets", () => {
     it.effect("stores a secret encrypted, lists names only, never returns the value, deletes it (then 404)", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const value = `value-${crypto.randomUUID()}`
         const put = yield* as.api.actionsAdmin.putSecret({ params: { name: "CRM_TOKEN" }, payload: { value } })
         assert.strictEqual(put.name, "CRM_TOKEN")
@@ -436,8 +389,8 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
 
     it.effect("400 for a name that is not UPPER_SNAKE_CASE or an empty value; secrets are per tenant", () =>
       Effect.gen(function*() {
-        const as = yield* admin
-        const cookie = yield* cookieOf(as)
+        const as = yield* adminClient
+        const cookie = yield* sessionCookie(as)
         const badName = yield* http("/api/admin/secrets/lower-case", json("PUT", { value: "x" }, { cookie }))
         assert.strictEqual(badName.status, 400)
         assert.match(badName.body.error, /UPPER_SNAKE_CASE/)

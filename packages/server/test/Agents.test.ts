@@ -6,29 +6,18 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as Sdk from "@agent-platform/sdk"
-import { createKey, http, json, messageOf, secondTenant, serverSuite, signIn, TestServer, layer as testServer } from "./TestServer.ts"
-
-const admin = Effect.gen(function*() {
-  const server = yield* TestServer
-  return yield* server.admin
-})
-
-const keyClient = (key: string) =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    return yield* server.client({ apiKey: key })
-  })
+import { adminClient, createKey, http, json, keyClient, messageOf, secondTenant, serverSuite, sessionCookie, signIn, layer as testServer } from "./TestServer.ts"
 
 const newSpace = (client?: Sdk.Connected) =>
   Effect.gen(function*() {
-    const as = client ?? (yield* admin)
+    const as = client ?? (yield* adminClient)
     const code = `space-${crypto.randomUUID().slice(0, 8)}`
     return yield* as.api.admin.createSpace({ payload: { code, name: code } })
   }).pipe(Effect.orDie)
 
 const newAgent = (spaceId: string, fields: { readonly name?: string; readonly is_primary?: boolean } = {}, client?: Sdk.Connected) =>
   Effect.gen(function*() {
-    const as = client ?? (yield* admin)
+    const as = client ?? (yield* adminClient)
     return yield* as.api.agentsAdmin.create({
       payload: { space_id: spaceId, name: fields.name ?? "Helper", summary: "Helps", is_primary: fields.is_primary ?? false }
     })
@@ -36,13 +25,12 @@ const newAgent = (spaceId: string, fields: { readonly name?: string; readonly is
 
 const newAction = (name: string, isActive = true) =>
   Effect.gen(function*() {
-    const as = yield* admin
+    const as = yield* adminClient
     return yield* as.api.actionsAdmin.create({
       payload: { name, description: `${name} description`, http_method: "GET", url: "https://example.com/x", parameters: [], is_active: isActive }
     })
   }).pipe(Effect.orDie)
 
-const cookieOf = (client: Sdk.Connected) => Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)
 
 const auditEvents = (target: string) =>
   Effect.gen(function*() {
@@ -54,7 +42,7 @@ const auditEvents = (target: string) =>
 /** A Space Admin of `spaceId`, signed in. */
 const spaceAdminOf = (spaceId: string) =>
   Effect.gen(function*() {
-    const as = yield* admin
+    const as = yield* adminClient
     const email = `space-admin-${crypto.randomUUID().slice(0, 8)}@example.com`
     const password = "Space-Admin-Passw0rd"
     const user = yield* as.api.admin.createUser({ payload: { email, nombre: "Space Admin", password, role_id: "r_user" } })
@@ -132,7 +120,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const agent = yield* newAgent(space.id, { name: "Ops", is_primary: true })
         const active = yield* newAction("restart-server")
         const inactive = yield* newAction("old-thing", false)
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [active.id, inactive.id] } })
         const sql = yield* SqlClient.SqlClient
         const [file] = yield* sql<{ id: string }>`
@@ -169,7 +157,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
     it.effect("creates an agent (201), audited; a tenant_id in the body has no effect", () =>
       Effect.gen(function*() {
         const space = yield* newSpace()
-        const as = yield* admin
+        const as = yield* adminClient
         const response = yield* http("/api/admin/agents", json("POST", {
           space_id: space.id,
           name: "Concierge",
@@ -178,7 +166,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
           always_on: true,
           instructions: "Be kind",
           tenant_id: "00000000-0000-0000-0000-000000000000"
-        }, { cookie: yield* cookieOf(as) }))
+        }, { cookie: yield* sessionCookie(as) }))
         assert.strictEqual(response.status, 201)
         assert.deepInclude(response.body, {
           space_id: space.id,
@@ -205,7 +193,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const elsewhere = yield* newAgent(otherSpace.id, { is_primary: true })
         const second = yield* newAgent(space.id, { is_primary: true })
         assert.isTrue(second.is_primary)
-        const as = yield* admin
+        const as = yield* adminClient
         const primaries = () =>
           Effect.map(as.api.agentsAdmin.list({ query: {} }), ({ agents }) => agents.filter((a) => a.is_primary).map((a) => a.id))
         let current = yield* primaries()
@@ -227,7 +215,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
           { concurrency: "unbounded" }
         )
         assert.strictEqual(created.length, 6)
-        const as = yield* admin
+        const as = yield* adminClient
         const { agents } = yield* as.api.agentsAdmin.list({ query: { space_id: space.id } })
         assert.strictEqual(agents.length, 6)
         assert.strictEqual(agents.filter((a) => a.is_primary).length, 1)
@@ -235,8 +223,8 @@ layer(testServer(), serverSuite)("agents", (it) => {
 
     it.effect("400 names the invalid field; an unknown or foreign space is 404", () =>
       Effect.gen(function*() {
-        const as = yield* admin
-        const cookie = yield* cookieOf(as)
+        const as = yield* adminClient
+        const cookie = yield* sessionCookie(as)
         const space = yield* newSpace()
         const bad = yield* http("/api/admin/agents", json("POST", { space_id: space.id, name: "", summary: "x", is_primary: false }, { cookie }))
         assert.strictEqual(bad.status, 400)
@@ -265,7 +253,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const anonymous = yield* http("/api/admin/agents")
         assert.strictEqual(anonymous.status, 401)
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.admin.createUser({ payload: { email: "agents-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" } })
         const user = yield* signIn("agents-user@example.com", "Correct-Horse-9")
         const error = yield* user.api.agentsAdmin.list({ query: {} }).pipe(Effect.flip)
@@ -278,7 +266,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id, { name: "Before" })
-        const as = yield* admin
+        const as = yield* adminClient
         const updated = yield* as.api.agentsAdmin.update({ params: { id: agent.id }, payload: { name: "After", instructions: null } })
         assert.deepStrictEqual({ ...updated }, { ...agent, name: "After" })
         assert.deepStrictEqual(yield* auditEvents(`agent:${agent.id}`), ["agent.created", "agent.updated"])
@@ -289,7 +277,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id)
         const action = yield* newAction("lookup")
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [action.id] } })
         const sql = yield* SqlClient.SqlClient
         yield* sql`
@@ -331,7 +319,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const agent = yield* newAgent(space.id)
         const a = yield* newAction("a-action")
         const b = yield* newAction("b-action")
-        const as = yield* admin
+        const as = yield* adminClient
         const first = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [a.id, b.id, a.id] } })
         assert.sameMembers([...first.action_ids], [a.id, b.id])
         const second = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [b.id] } })
@@ -385,7 +373,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
           Effect.flip
         )
         assert.deepStrictEqual([update._tag, remove._tag, assign._tag], ["NotFound", "NotFound", "NotFound"])
-        const as = yield* admin
+        const as = yield* adminClient
         const { agents } = yield* as.api.agentsAdmin.list({ query: { space_id: notMine.id } })
         assert.deepStrictEqual(agents.map((a) => a.name), ["Not yours"])
       }))

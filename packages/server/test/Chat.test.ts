@@ -12,17 +12,10 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type { Chat } from "@agent-platform/domain"
 import * as Sdk from "@agent-platform/sdk"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { createKey, http, json, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
+import { bearer, createKey, http, json, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
+import { refundPolicy } from "./Documents.ts"
+import { ticketAction } from "./Catalog.ts"
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
-
-const refundPolicy = [
-  "# Returns and refunds",
-  "",
-  "Customers may return any unused item within 30 days of delivery. Items must be in their original packaging.",
-  "",
-  "Refunds are processed within 14 business days after the returned item reaches our warehouse."
-].join("\n")
 
 /** A space with a primary support agent and a billing agent; the admin client and a chat key. */
 const world = Effect.gen(function*() {
@@ -157,19 +150,7 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
     Effect.gen(function*() {
       const w = yield* world
       const target = yield* localServer(() => jsonAnswer(201, { ticket_id: "T-1", status: "open" }))
-      const action = yield* w.admin.api.actionsAdmin.create({
-        payload: {
-          name: "create_ticket",
-          description: "Create a support ticket",
-          http_method: "POST",
-          url: `${target.url}/tickets`,
-          parameters: [
-            { name: "title", type: "string", description: "What is wrong", required: true },
-            { name: "priority", type: "string", description: "low, normal or high", required: true }
-          ],
-          is_active: true
-        }
-      })
+      const action = yield* w.admin.api.actionsAdmin.create({ payload: ticketAction(target.url) })
       yield* w.admin.api.agentsAdmin.assignActions({ params: { id: w.support.id }, payload: { action_ids: [action.id] } })
 
       const first = yield* sdkChat(w.key, { message: "Please create a ticket with title: Printer on floor 3 is broken" })

@@ -28,6 +28,7 @@ import { IngestionQueue } from "../src/Knowledge/IngestionQueue.ts"
 import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
 import { KnowledgeLive } from "../src/Knowledge/KnowledgeLive.ts"
 import { serverSuite, layer as testServer } from "./TestServer.ts"
+import { shippingGuide } from "./Documents.ts"
 
 // ---------------------------------------------------------------------------
 // Actions: a local HTTP server plays the remote systems; the test ChatActions
@@ -196,13 +197,6 @@ const refundPolicy = [
   "Damaged items are replaced free of charge when a photo of the damage is sent within 48 hours."
 ].join("\n")
 
-const shippingGuide = [
-  "# Shipping",
-  "",
-  "Standard shipping takes 3 to 5 working days inside the country. Express shipping arrives the next working day when ordered before noon.",
-  "",
-  "International parcels are shipped with tracking and usually arrive within 10 days. Customs fees are paid by the recipient."
-].join("\n")
 
 const handbook = `# Employee Handbook
 

@@ -21,6 +21,7 @@ import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Notifications } from "../src/Platform/Notifications.ts"
 import { serverSuite, layer as testServer } from "./TestServer.ts"
+import { shippingGuide } from "./Documents.ts"
 
 // ---------------------------------------------------------------------------
 // A controllable embedding model: the hashing embedder, unless a test makes it
@@ -108,13 +109,6 @@ const refundPolicy = [
   "Damaged items are replaced free of charge. Send a photo of the damage to support@example.com within 48 hours."
 ].join("\n")
 
-const shippingGuide = [
-  "# Shipping",
-  "",
-  "Standard shipping takes 3 to 5 working days inside the country. Express shipping arrives the next working day when ordered before noon.",
-  "",
-  "International parcels are shipped with tracking and usually arrive within 10 days. Customs fees are paid by the recipient."
-].join("\n")
 
 const officeGuide = [
   "# Office",

@@ -2,9 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { createKey, http, json, messageOf, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
-
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+import { adminClient, bearer, createKey, http, json, messageOf, secondTenant, serverSuite, sessionCookie, TestServer, layer as testServer } from "./TestServer.ts"
 
 layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => {
   it.effect("POST /v1/keys returns sk_live_ + 64 hex once, stored only as its SHA-256", () =>
@@ -125,7 +123,7 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
       const error = yield* other.client.api.keys.revoke({ params: { id: mine.id } }).pipe(Effect.flip)
       assert.strictEqual(error._tag, "NotFound")
       // A tenant_id in the body has no effect: the key lands in the caller's tenant.
-      const created = yield* http("/v1/keys", json("POST", { name: "sneaky", scopes: ["chat"], tenant_id: "00000000-0000-0000-0000-000000000000" }, { cookie: yield* cookieOf(other.client) }))
+      const created = yield* http("/v1/keys", json("POST", { name: "sneaky", scopes: ["chat"], tenant_id: "00000000-0000-0000-0000-000000000000" }, { cookie: yield* sessionCookie(other.client) }))
       assert.strictEqual(created.status, 201)
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ tenant_id: string }>`SELECT tenant_id FROM api_keys WHERE id = ${created.body.id}`
@@ -165,11 +163,4 @@ layer(testServer(), serverSuite)("rate limits", (it) => {
     }))
 })
 
-/** The session cookie of a signed-in SDK client. */
-const cookieOf = (client: { readonly sessionToken: Effect.Effect<string | undefined> }) =>
-  Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)
-
-const adminCookie = Effect.gen(function*() {
-  const server = yield* TestServer
-  return yield* cookieOf(yield* server.admin)
-})
+const adminCookie = Effect.flatMap(adminClient, sessionCookie)

@@ -14,43 +14,13 @@ import type { Actions } from "@agent-platform/domain"
 import type * as Sdk from "@agent-platform/sdk"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import { createKey, http, json, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
+import { newAction, param, spaceWith } from "./Catalog.ts"
 
-const admin = Effect.gen(function*() {
-  const server = yield* TestServer
-  return yield* server.admin
-})
-
-const param = (name: string, type: Actions.ParameterType, required: boolean): Actions.ActionParameter => ({
-  name,
-  type,
-  description: `the ${name}`,
-  required
-})
-
-const newAction = (fields: { readonly name: string; readonly url: string; readonly parameters?: ReadonlyArray<Actions.ActionParameter>; readonly is_active?: boolean }, as?: Sdk.Connected) =>
-  Effect.gen(function*() {
-    const client = as ?? (yield* admin)
-    return yield* client.api.actionsAdmin.create({
-      payload: {
-        name: fields.name,
-        description: `${fields.name} for MCP`,
-        http_method: "GET",
-        url: fields.url,
-        parameters: fields.parameters ?? [],
-        is_active: fields.is_active ?? true
-      }
-    })
-  }).pipe(Effect.orDie)
-
-const spaceWith = (actionIds: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const as = yield* admin
-    const code = `space-${crypto.randomUUID().slice(0, 8)}`
-    const space = yield* as.api.admin.createSpace({ payload: { code, name: code } })
-    const agent = yield* as.api.agentsAdmin.create({ payload: { space_id: space.id, name: "Agent", summary: "", is_primary: true } })
-    yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: actionIds } })
-    return space
-  }).pipe(Effect.orDie)
+/** An action as an MCP tool's source: its description names MCP. */
+const newTool = (
+  fields: { readonly name: string; readonly url: string; readonly parameters?: ReadonlyArray<Actions.ActionParameter>; readonly is_active?: boolean },
+  as?: Sdk.Connected
+) => newAction({ ...fields, description: `${fields.name} for MCP` }, as)
 
 /** effect's MCP client over Streamable HTTP, authenticated with `key`. */
 const mcpClient = (key: string) =>
@@ -86,12 +56,12 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("initializes, lists one tool per active action with its parameters as input schema, and calls one", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, { weather: "sunny" }))
-        const action = yield* newAction({
+        const action = yield* newTool({
           name: "Get weather",
           url: `${target.url}/weather/{city}`,
           parameters: [param("city", "string", true), param("days", "integer", false)]
         })
-        const inactive = yield* newAction({ name: "Retired", url: target.url, is_active: false })
+        const inactive = yield* newTool({ name: "Retired", url: target.url, is_active: false })
         const { id: keyId, key } = yield* createKey(["actions:execute"])
         const client = yield* mcpClient(key)
         assert.strictEqual(client.protocolVersion, "2025-11-25")
@@ -132,7 +102,7 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("a remote failure is a tool result with isError and the ActionResponse; invalid arguments are a tool error too", () =>
       Effect.gen(function*() {
         const failing = yield* localServer(() => ({ status: 500, body: "boom" }))
-        yield* newAction({ name: "Flaky call", url: failing.url, parameters: [param("id", "integer", true)] })
+        yield* newTool({ name: "Flaky call", url: failing.url, parameters: [param("id", "integer", true)] })
         const { key } = yield* createKey(["actions"])
         const client = yield* mcpClient(key)
         const tool = (yield* client.listTools()).find((t) => t.name === "Flaky_call")!
@@ -150,7 +120,7 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("initialize, notifications/initialized (202), ping, tools/list, tools/call and a batch", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, { pong: true }))
-        const action = yield* newAction({ name: "Ping target", url: target.url, parameters: [param("msg", "string", true)] })
+        const action = yield* newTool({ name: "Ping target", url: target.url, parameters: [param("msg", "string", true)] })
         const { key } = yield* createKey(["actions"])
         const init = yield* rpc(key, call(1, "initialize", { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } }))
         assert.strictEqual(init.status, 200)
@@ -184,7 +154,7 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("protocol errors: invalid arguments name the parameters (-32602), bad JSON is a parse error (400), bad messages are invalid requests", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, {}))
-        yield* newAction({ name: "Strict", url: target.url, parameters: [param("a", "string", true), param("b", "boolean", true)] })
+        yield* newTool({ name: "Strict", url: target.url, parameters: [param("a", "string", true), param("b", "boolean", true)] })
         const { key } = yield* createKey(["actions"])
         const invalid = yield* rpc(key, call(1, "tools/call", { name: "Strict", arguments: { b: "no" } }))
         assert.strictEqual(invalid.body.error.code, -32602)
@@ -235,8 +205,8 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("a space-bound key sees only its space's tools; outside and nonexistent tools are the same unknown tool", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, {}))
-        const inside = yield* newAction({ name: "Inside tool", url: `${target.url}/inside` })
-        const outside = yield* newAction({ name: "Outside tool", url: `${target.url}/outside` })
+        const inside = yield* newTool({ name: "Inside tool", url: `${target.url}/inside` })
+        const outside = yield* newTool({ name: "Outside tool", url: `${target.url}/outside` })
         const space = yield* spaceWith([inside.id])
         const { key } = yield* createKey(["actions"], { space_id: space.id })
         const list = yield* rpc(key, call(1, "tools/list"))
@@ -266,7 +236,7 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, {}))
         const other = yield* secondTenant()
-        const theirs = yield* newAction({ name: "Their secret tool", url: target.url }, other.client)
+        const theirs = yield* newTool({ name: "Their secret tool", url: target.url }, other.client)
         const { key } = yield* createKey(["actions"])
         const list = yield* rpc(key, call(1, "tools/list"))
         assert.isFalse(list.body.result.tools.some((t: { name: string }) => t.name === "Their_secret_tool"))
@@ -278,8 +248,8 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("actions with the same name get distinct tool names carrying their id", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, {}))
-        const a = yield* newAction({ name: "Twin action", url: `${target.url}/a` })
-        const b = yield* newAction({ name: "Twin action", url: `${target.url}/b` })
+        const a = yield* newTool({ name: "Twin action", url: `${target.url}/a` })
+        const b = yield* newTool({ name: "Twin action", url: `${target.url}/b` })
         const { key } = yield* createKey(["actions"])
         const list = yield* rpc(key, call(1, "tools/list"))
         const names = list.body.result.tools.map((t: { name: string }) => t.name).filter((n: string) => n.startsWith("Twin_action"))

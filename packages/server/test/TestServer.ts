@@ -187,3 +187,23 @@ export const messageOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "error" in error && typeof error.error === "string"
     ? error.error
     : String(error)
+
+/** The bootstrap superadmin, signed in. */
+export const adminClient: Effect.Effect<Sdk.Connected, never, TestServer> = Effect.gen(function*() {
+  const server = yield* TestServer
+  return yield* server.admin
+})
+
+/** A client authenticated with an API key. */
+export const keyClient = (key: string): Effect.Effect<Sdk.Connected, never, TestServer> =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    return yield* server.client({ apiKey: key })
+  })
+
+/** The Authorization header of an API key, for raw HTTP calls. */
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+
+/** The Cookie header of a signed-in client, for raw HTTP calls. */
+export const sessionCookie = (client: { readonly sessionToken: Effect.Effect<string | undefined> }): Effect.Effect<string> =>
+  Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)

@@ -7,80 +7,19 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { createServer, type IncomingHttpHeaders } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Webhooks } from "@agent-platform/domain"
 import { ActionRunner } from "../src/Actions/ActionRunner.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { WebhookDeliveriesRepo } from "../src/Webhooks/WebhookDeliveriesRepo.ts"
 import { WebhookDelivery, WebhookDeliveryWorker } from "../src/Webhooks/WebhookDelivery.ts"
 import { type AdminCaller, WebhookSubscriptions } from "../src/Webhooks/WebhookSubscriptions.ts"
+import { type Answer, localServer } from "./LocalHttp.ts"
 import { serverSuite, layer as testServer } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
 // Local HTTP receivers
 
-interface Received {
-  readonly url: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
-type Answer = { readonly status: number; readonly body?: string } | "hang"
-
-/** A real HTTP server on 127.0.0.1; `answer` can be changed while it runs. Closed with the test. */
-const receiver = (initial: (request: Received, count: number) => Answer) =>
-  Effect.acquireRelease(
-    Effect.callback<Receiver>((resume) => {
-      const received: Array<Received> = []
-      const waiters: Array<() => boolean> = []
-      const self: Receiver = {
-        url: "",
-        received,
-        answer: initial,
-        waitFor: (count) =>
-          Effect.callback<void>((resume) => {
-            const check = () => {
-              if (received.length < count) return false
-              resume(Effect.void)
-              return true
-            }
-            if (!check()) waiters.push(check)
-          }),
-        server: createServer((req, res) => {
-          const chunks: Array<Buffer> = []
-          req.on("data", (chunk: Buffer) => chunks.push(chunk))
-          req.on("end", () => {
-            const request = { url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
-            received.push(request)
-            const answer = self.answer(request, received.length)
-            for (const waiter of waiters.splice(0)) if (!waiter()) waiters.push(waiter)
-            if (answer !== "hang") res.writeHead(answer.status).end(answer.body ?? "")
-          })
-        })
-      }
-      self.server.listen(0, "127.0.0.1", () => {
-        self.url = `http://127.0.0.1:${(self.server.address() as AddressInfo).port}/hook`
-        resume(Effect.succeed(self))
-      })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-
-interface Receiver {
-  url: string
-  readonly received: Array<Received>
-  answer: (request: Received, count: number) => Answer
-  /** Waits until `count` requests have arrived. */
-  readonly waitFor: (count: number) => Effect.Effect<void>
-  readonly server: ReturnType<typeof createServer>
-}
-
-const ok = () => ({ status: 200 })
+const ok = (): Answer => ({ status: 200 })
 
 // ---------------------------------------------------------------------------
 // Tenant, admin, subscriptions and events
@@ -107,7 +46,7 @@ const fireEvent = (success: boolean) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { tenantId } = yield* admin
-    const target = yield* receiver(() => ({ status: success ? 200 : 500, body: "{}" }))
+    const target = yield* localServer(() => ({ status: success ? 200 : 500, body: "{}" }))
     const [action] = yield* sql<{ id: string }>`
       INSERT INTO actions (tenant_id, name, http_method, url) VALUES (${tenantId}, 'notify', 'GET', ${target.url}) RETURNING id`
     const runner = yield* ActionRunner
@@ -301,14 +240,14 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
       Effect.gen(function*() {
         const secret = "whsec_0123456789abcdef"
         const verified: Array<boolean> = []
-        const remote = yield* receiver((request) => {
+        const remote = yield* localServer((request) => {
           const timestamp = request.headers["x-service-timestamp"] as string
           const expected = `sha256=${createHmac("sha256", secret).update(`${timestamp}.${request.body}`).digest("hex")}`
           const given = String(request.headers["x-service-signature"] ?? "")
           verified.push(given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected)))
           return ok()
         })
-        const sub = yield* subscribe({ name: "signed", url: remote.url, signing_secret: secret })
+        const sub = yield* subscribe({ name: "signed", url: `${remote.url}/hook`, signing_secret: secret })
         const actionId = yield* fireEvent(true)
         const batch = yield* deliverDue
         assert.strictEqual(batch.delivered, 1)
@@ -334,8 +273,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
     it.effect("a tampered body fails the receiver's verification", () =>
       Effect.gen(function*() {
         const secret = "whsec_0123456789abcdef"
-        const remote = yield* receiver(ok)
-        yield* subscribe({ name: "tamper", url: remote.url, signing_secret: secret })
+        const remote = yield* localServer(ok)
+        yield* subscribe({ name: "tamper", url: `${remote.url}/hook`, signing_secret: secret })
         yield* fireEvent(true)
         yield* deliverDue
         const [request] = remote.received
@@ -347,8 +286,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("without a signing secret no signature header is sent", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(ok)
-        yield* subscribe({ name: "unsigned", url: remote.url })
+        const remote = yield* localServer(ok)
+        yield* subscribe({ name: "unsigned", url: `${remote.url}/hook` })
         yield* fireEvent(true)
         yield* deliverDue
         assert.strictEqual(remote.received.length, 1)
@@ -357,8 +296,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("a 2xx with a body longer than ACTIONS_MAX_RESPONSE_BYTES is still delivered", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => ({ status: 200, body: "x".repeat(20_000) }))
-        const sub = yield* subscribe({ name: "chatty", url: remote.url })
+        const remote = yield* localServer(() => ({ status: 200, body: "x".repeat(20_000) }))
+        const sub = yield* subscribe({ name: "chatty", url: `${remote.url}/hook` })
         yield* fireEvent(true)
         yield* deliverDue
         assert.deepInclude((yield* deliveriesOf(sub.id))[0], { status: "delivered", attempts: 1 })
@@ -366,10 +305,10 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("event filters choose the subscriptions that get an event", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(ok)
-        const every = yield* subscribe({ name: "all", url: remote.url, event_filter: "*" })
-        const executed = yield* subscribe({ name: "executed", url: remote.url, event_filter: "on_action_executed" })
-        const failed = yield* subscribe({ name: "failed", url: remote.url, event_filter: "on_action_failed" })
+        const remote = yield* localServer(ok)
+        const every = yield* subscribe({ name: "all", url: `${remote.url}/hook`, event_filter: "*" })
+        const executed = yield* subscribe({ name: "executed", url: `${remote.url}/hook`, event_filter: "on_action_executed" })
+        const failed = yield* subscribe({ name: "failed", url: `${remote.url}/hook`, event_filter: "on_action_failed" })
         yield* fireEvent(true)
         yield* fireEvent(false)
         const events = (id: string) => Effect.map(deliveriesOf(id), (rows) => rows.map((row) => row.event))
@@ -389,8 +328,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
   describe("retries", () => {
     it.effect("a failing receiver is retried after WEBHOOK_RETRY_BASE_MS * 2^(attempt-1) plus jitter, until it answers 2xx", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver((_, count) => (count <= 2 ? { status: 500, body: "busy" } : ok()))
-        const sub = yield* subscribe({ name: "flaky", url: remote.url })
+        const remote = yield* localServer((_, count) => (count <= 2 ? { status: 500, body: "busy" } : ok()))
+        const sub = yield* subscribe({ name: "flaky", url: `${remote.url}/hook` })
         yield* fireEvent(true)
 
         yield* untilAttempts(sub.id, 1)
@@ -415,8 +354,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("after WEBHOOK_MAX_ATTEMPTS failures the delivery is dead-lettered and counted once; a retry redelivers it", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => ({ status: 500 }))
-        const sub = yield* subscribe({ name: "down", url: remote.url })
+        const remote = yield* localServer(() => ({ status: 500 }))
+        const sub = yield* subscribe({ name: "down", url: `${remote.url}/hook` })
         yield* fireEvent(false)
         yield* untilAttempts(sub.id, 3)
         const [dead] = yield* deliveriesOf(sub.id)
@@ -444,14 +383,14 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
         assert.strictEqual(notDead._tag, "Conflict")
         assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, sub.id, crypto.randomUUID())))._tag, "NotFound")
         assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, sub.id, "nope")))._tag, "NotFound")
-        const other = yield* subscribe({ name: "other", url: remote.url })
+        const other = yield* subscribe({ name: "other", url: `${remote.url}/hook` })
         assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, other.id, dead.id)))._tag, "NotFound")
       }))
 
     it.effect("410 Gone dead-letters the delivery and disables the subscription, which then gets no new deliveries", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => ({ status: 410 }))
-        const sub = yield* subscribe({ name: "gone", url: remote.url })
+        const remote = yield* localServer(() => ({ status: 410 }))
+        const sub = yield* subscribe({ name: "gone", url: `${remote.url}/hook` })
         yield* fireEvent(true)
         yield* deliverDue
         const [gone] = yield* deliveriesOf(sub.id)
@@ -477,8 +416,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
   describe("the worker", () => {
     it.effect("the worker layer delivers on its own, several at once, and stops when its scope closes", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(ok)
-        const sub = yield* subscribe({ name: "worker", url: remote.url })
+        const remote = yield* localServer(ok)
+        const sub = yield* subscribe({ name: "worker", url: `${remote.url}/hook` })
         for (let i = 0; i < 3; i++) yield* fireEvent(true)
         const scope = yield* Scope.make()
         yield* Layer.buildWithScope(WebhookDeliveryWorker.layerWith({ pollInterval: "20 millis" }), scope)
@@ -491,8 +430,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("a worker interrupted mid-batch gives its leases back, and the deliveries are delivered by the next one", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(() => "hang")
-        const sub = yield* subscribe({ name: "interrupted", url: remote.url })
+        const remote = yield* localServer(() => "hang")
+        const sub = yield* subscribe({ name: "interrupted", url: `${remote.url}/hook` })
         for (let i = 0; i < 3; i++) yield* fireEvent(true)
         const scope = yield* Scope.make()
         yield* Layer.buildWithScope(
@@ -518,8 +457,8 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
     it.effect("a delivery leased by a worker that died is taken over after the visibility timeout; the dead worker's late outcome is ignored", () =>
       Effect.gen(function*() {
-        const remote = yield* receiver(ok)
-        const sub = yield* subscribe({ name: "takeover", url: remote.url })
+        const remote = yield* localServer(ok)
+        const sub = yield* subscribe({ name: "takeover", url: `${remote.url}/hook` })
         yield* fireEvent(true)
         const repo = yield* WebhookDeliveriesRepo
         // The worker that "dies": it claims and never records anything.

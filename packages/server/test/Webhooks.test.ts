@@ -10,21 +10,14 @@ import { Duration, Effect, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { Webhooks } from "@agent-platform/domain"
-import type * as Sdk from "@agent-platform/sdk"
 import { jsonAnswer, localServer, type Received } from "./LocalHttp.ts"
-import { createKey, http, json, messageOf, secondTenant, serverSuite, signIn, TestServer, layer as testServer } from "./TestServer.ts"
+import { adminClient, createKey, http, json, messageOf, secondTenant, serverSuite, sessionCookie, signIn, TestServer, layer as testServer } from "./TestServer.ts"
 
-const admin = Effect.gen(function*() {
-  const server = yield* TestServer
-  return yield* server.admin
-})
-
-const cookieOf = (client: Sdk.Connected) => Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)
 
 /** Subscribes for this test only: the subscription is deleted when the test ends, so later tests' events skip it. */
 const subscribe = (payload: typeof Webhooks.CreateWebhookSubscription.Type) =>
   Effect.gen(function*() {
-    const as = yield* admin
+    const as = yield* adminClient
     const created = yield* as.api.webhooks.create({ payload })
     yield* Effect.addFinalizer(() => as.api.webhooks.delete({ params: { id: created.id } }).pipe(Effect.ignore))
     return created
@@ -34,7 +27,7 @@ const subscribe = (payload: typeof Webhooks.CreateWebhookSubscription.Type) =>
 const fireEvent = (success: boolean) =>
   Effect.gen(function*() {
     const target = yield* localServer(() => jsonAnswer(success ? 200 : 500, { ok: success }))
-    const as = yield* admin
+    const as = yield* adminClient
     const action = yield* as.api.actionsAdmin.create({
       payload: { name: "notify", description: "", http_method: "GET", url: target.url, parameters: [], is_active: true }
     })
@@ -53,10 +46,10 @@ const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, done: (value: A) => b
   )
 
 const logOf = (id: string, query: { readonly limit?: number; readonly cursor?: string } = {}) =>
-  Effect.flatMap(admin, (as) => as.api.webhooks.log({ params: { id }, query }))
+  Effect.flatMap(adminClient, (as) => as.api.webhooks.log({ params: { id }, query }))
 
 const subscriptionOf = (id: string) =>
-  Effect.flatMap(admin, (as) => Effect.map(as.api.webhooks.list(), ({ subscriptions }) => subscriptions.find((s) => s.id === id)!))
+  Effect.flatMap(adminClient, (as) => Effect.map(as.api.webhooks.list(), ({ subscriptions }) => subscriptions.find((s) => s.id === id)!))
 
 /** Verifies `X-Service-Signature` as a receiver would: HMAC-SHA256(secret, `<X-Service-Timestamp>.<raw body>`). */
 const signatureValid = (request: Received, secret: string) => {
@@ -72,13 +65,13 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
   describe("POST /api/webhook-subs", () => {
     it.effect("subscribes (201) with `*` by default; the signing secret is never returned; a tenant_id in the body has no effect", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const response = yield* http("/api/webhook-subs", json("POST", {
           name: "CRM",
           url: "http://127.0.0.1:9/hook",
           signing_secret: secret,
           tenant_id: "00000000-0000-0000-0000-000000000000"
-        }, { cookie: yield* cookieOf(as) }))
+        }, { cookie: yield* sessionCookie(as) }))
         assert.strictEqual(response.status, 201)
         assert.deepInclude(response.body, {
           name: "CRM",
@@ -102,7 +95,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
 
     it.effect("400 names the field: a URL that is not one, an unknown event filter, a short secret", () =>
       Effect.gen(function*() {
-        const cookie = yield* Effect.flatMap(admin, cookieOf)
+        const cookie = yield* Effect.flatMap(adminClient, sessionCookie)
         const notUrl = yield* http("/api/webhook-subs", json("POST", { name: "x", url: "not a url" }, { cookie }))
         assert.strictEqual(notUrl.status, 400)
         assert.match(notUrl.body.error, /url/)
@@ -123,7 +116,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
     it.effect("administrators only: 401 without a session, 403 for a user and for an API key", () =>
       Effect.gen(function*() {
         assert.strictEqual((yield* http("/api/webhook-subs")).status, 401)
-        const as = yield* admin
+        const as = yield* adminClient
         yield* as.api.admin.createUser({ payload: { email: "hooks-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" } })
         const user = yield* signIn("hooks-user@example.com", "Correct-Horse-9")
         const error = yield* user.api.webhooks.list().pipe(Effect.flip)
@@ -172,7 +165,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
       Effect.gen(function*() {
         const receiver = yield* localServer(() => ({ status: 200 }))
         const subscription = yield* subscribe({ name: "toggled", url: receiver.url })
-        const as = yield* admin
+        const as = yield* adminClient
         const paused = yield* as.api.webhooks.update({ params: { id: subscription.id }, payload: { is_active: false } })
         assert.isFalse(paused.is_active)
         yield* fireEvent(true)
@@ -187,7 +180,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
 
     it.effect("404 for an unknown, malformed or foreign subscription; a URL change is checked like a new one", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         for (const id of [crypto.randomUUID(), "nope"]) {
           const error = yield* as.api.webhooks.update({ params: { id }, payload: { is_active: false } }).pipe(Effect.flip)
           assert.strictEqual(error._tag, "NotFound")
@@ -211,7 +204,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
   describe("DELETE /api/webhook-subs/{id}", () => {
     it.effect("deletes the subscription and its log; then 404", () =>
       Effect.gen(function*() {
-        const as = yield* admin
+        const as = yield* adminClient
         const created = yield* as.api.webhooks.create({ payload: { name: "gone soon", url: "http://127.0.0.1:9/" } })
         const deleted = yield* as.api.webhooks.delete({ params: { id: created.id } })
         assert.isTrue(deleted.success)
@@ -240,7 +233,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
         assert.deepStrictEqual(events, ["on_action_executed", "on_action_failed", "on_action_executed"])
         const ids = new Set([...first.deliveries, ...second.deliveries].map((d) => d.id))
         assert.strictEqual(ids.size, 3)
-        const cookie = yield* Effect.flatMap(admin, cookieOf)
+        const cookie = yield* Effect.flatMap(adminClient, sessionCookie)
         const badLimit = yield* http(`/api/webhook-subs/${subscription.id}/log?limit=0`, { headers: { cookie } })
         assert.strictEqual(badLimit.status, 400)
         assert.match(badLimit.body.error, /limit/)
@@ -263,7 +256,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
         assert.strictEqual((yield* subscriptionOf(subscription.id)).total_dead_letter, 1)
 
         receiver.answer = () => ({ status: 200 })
-        const as = yield* admin
+        const as = yield* adminClient
         const scheduled = yield* as.api.webhooks.retry({ params: { id: subscription.id }, payload: { delivery_id: deliveryId } })
         assert.deepStrictEqual(scheduled, { success: true, delivery_id: deliveryId, status: "pending", message: "retry scheduled" })
         yield* eventually(logOf(subscription.id), ({ deliveries }) => deliveries[0]?.status === "delivered")
@@ -277,7 +270,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
           const error = yield* as.api.webhooks.retry({ params: { id: subscription.id }, payload: { delivery_id: unknown } }).pipe(Effect.flip)
           assert.strictEqual(error._tag, "NotFound")
         }
-        const cookie = yield* cookieOf(as)
+        const cookie = yield* sessionCookie(as)
         const missingBody = yield* http(`/api/webhook-subs/${subscription.id}/retry`, json("POST", {}, { cookie }))
         assert.strictEqual(missingBody.status, 400)
         assert.match(missingBody.body.error, /delivery_id/)
@@ -288,7 +281,7 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
 layer(testServer({ ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSuite)("webhook subscriptions without private networks", (it) => {
   it.effect("require https and refuse internal addresses (400)", () =>
     Effect.gen(function*() {
-      const as = yield* admin
+      const as = yield* adminClient
       const refused = (url: string) => as.api.webhooks.create({ payload: { name: "x", url } }).pipe(Effect.flip, Effect.map(messageOf))
       assert.strictEqual(yield* refused("http://93.184.215.14/hook"), "`url` must be an https URL")
       assert.match(yield* refused("https://127.0.0.1/hook"), /loopback/)

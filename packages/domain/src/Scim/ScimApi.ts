@@ -28,10 +28,19 @@ import {
 /** API-key authentication for SCIM, answering in SCIM's own error schema; needs the `scim` scope. */
 export class ScimAuth extends HttpApiMiddleware.Service<ScimAuth, { provides: CurrentPrincipal }>()(
   "@agent-platform/domain/Scim/ScimAuth",
-  { security: { apiKey: apiKeySecurity }, error: [ScimUnauthorized, ScimForbidden, ScimRateLimited] }
+  {
+    security: { apiKey: apiKeySecurity },
+    error: [ScimUnauthorized.pipe(asScim), ScimForbidden.pipe(asScim), ScimRateLimited.pipe(asScim)]
+  }
 ) {}
 
-const errors = [ScimBadRequest, ScimNotFound, ScimConflict, ScimNotImplemented] as const
+// SCIM answers errors in its own schema and media type too (RFC 7644 §3.12).
+const errors = [
+  ScimBadRequest.pipe(asScim),
+  ScimNotFound.pipe(asScim),
+  ScimConflict.pipe(asScim),
+  ScimNotImplemented.pipe(asScim)
+] as const
 const id = { id: Schema.String }
 
 /** SCIM 2.0 provisioning (`/v1/scim`). */

@@ -24,6 +24,7 @@ import {
   type OutboundRequest,
   type OutboundResponse
 } from "./OutboundHttp.ts"
+import { isUuid } from "../Platform/Ids.ts"
 
 /** Who runs the action: an API key (maybe bound to a space) or a signed-in user. */
 export type Caller =
@@ -44,8 +45,6 @@ export interface ExecuteInput {
 }
 
 export type ExecuteError = Errors.NotFound | Errors.InvalidRequest | Actions.ActionFailed
-
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const excerptLimit = 2000
 
@@ -132,7 +131,7 @@ export class ActionRunner extends Context.Service<ActionRunner, {
       const findAction = Effect.fnUntraced(function*(input: ExecuteInput) {
         const spaceId = spaceOf(input.caller)
         // An id that is not a UUID names no action; it must not reach a uuid column as an SQL error.
-        const action = uuid.test(input.actionId) && (spaceId === null || uuid.test(spaceId))
+        const action = isUuid(input.actionId) && (spaceId === null || isUuid(spaceId))
           ? yield* repo.findExecutable({ tenantId: input.tenantId, actionId: input.actionId, spaceId }).pipe(Effect.orDie)
           : undefined
         if (action === undefined || !action.in_space) return yield* Effect.fail(missing(input))

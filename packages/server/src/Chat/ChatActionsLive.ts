@@ -7,6 +7,7 @@ import { Effect, Layer, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { Actions } from "@agent-platform/domain"
 import { ActionRunner, type Caller } from "../Actions/ActionRunner.ts"
+import { isUuid } from "../Platform/Ids.ts"
 import { RateLimits } from "../Platform/RateLimits.ts"
 import { type ChatAction, ChatActions } from "./ChatActions.ts"
 
@@ -20,11 +21,11 @@ export const ChatActionsLive = Layer.effect(
     const limits = yield* RateLimits
     return ChatActions.of({
       listForAgent: ({ tenantId, agentId }) =>
-        Effect.map(
+        !isUuid(agentId) ? Effect.succeed([]) : Effect.map(
           sql<{ id: string; name: string; description: string; parameters: unknown; requires_confirmation: boolean }>`
             SELECT a.id, a.name, a.description, a.parameters, a.requires_confirmation
             FROM agent_actions aa JOIN actions a ON a.id = aa.action_id JOIN agents g ON g.id = aa.agent_id
-            WHERE g.tenant_id = ${tenantId} AND a.tenant_id = ${tenantId} AND g.id::text = ${agentId} AND a.is_active
+            WHERE g.tenant_id = ${tenantId} AND a.tenant_id = ${tenantId} AND g.id = ${agentId} AND a.is_active
             ORDER BY a.name`,
           (rows) =>
             rows.map((row): ChatAction => ({

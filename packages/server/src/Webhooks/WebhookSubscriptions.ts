@@ -16,6 +16,7 @@ import { OutboundGuard } from "../Actions/OutboundGuard.ts"
 import { Encryption } from "../Platform/Encryption.ts"
 import { type DeliveryLogRow, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.ts"
 import { type SubscriptionChanges, type SubscriptionRow, WebhookSubscriptionsRepo } from "./WebhookSubscriptionsRepo.ts"
+import { isUuid } from "../Platform/Ids.ts"
 
 /** The administrator making a change, from the session principal. */
 export interface AdminCaller {
@@ -28,8 +29,6 @@ type Delivery = typeof Webhooks.Delivery.Type
 
 const defaultLogLimit = 50
 const maxLogLimit = 200
-
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const subscriptionNotFound = (id: string) => new Errors.NotFound({ error: `webhook subscription ${id} not found` })
 
@@ -119,7 +118,7 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
 
       const findOrFail = (tenantId: string, id: string) =>
         Effect.gen(function*() {
-          const row = uuid.test(id) ? yield* repo.find(tenantId, id).pipe(Effect.orDie) : undefined
+          const row = isUuid(id) ? yield* repo.find(tenantId, id).pipe(Effect.orDie) : undefined
           if (row === undefined) return yield* subscriptionNotFound(id)
           return row
         })
@@ -221,7 +220,7 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
       const retry = Effect.fn("WebhookSubscriptions.retry")(function*(admin: AdminCaller, id: string, deliveryId: string) {
         const subscription = yield* findOrFail(admin.tenantId, id)
         const where = { tenantId: admin.tenantId, subscriptionId: id, deliveryId }
-        const status = uuid.test(deliveryId) ? yield* deliveries.findStatus(where).pipe(Effect.orDie) : undefined
+        const status = isUuid(deliveryId) ? yield* deliveries.findStatus(where).pipe(Effect.orDie) : undefined
         if (status === undefined) return yield* new Errors.NotFound({ error: `delivery ${deliveryId} not found for this subscription` })
         if (status !== "dead_letter") {
           return yield* new Errors.Conflict({ error: `delivery ${deliveryId} is ${status}, not dead_letter; only dead letters can be retried` })
