@@ -20,12 +20,14 @@ if (typeof (Map as { groupBy?: unknown }).groupBy !== "function") {
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts"],
-    globalSetup: ["packages/server/test/globalSetup.ts"],
+    globalSetup: ["packages/server/test/globalSetup.ts", "packages/server/test/serviceBundles.ts"],
     setupFiles: ["packages/server/test/setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: "forks",
     maxWorkers: 2,
-    fileParallelism: true
+    fileParallelism: true,
+    // A committed `.only` would silently skip the rest of the suite: refuse it (also outside CI).
+    allowOnly: false
   }
 })

@@ -3,9 +3,14 @@
  * `pnpm start` does (the bundled server), waiting until it is healthy, and
  * printing figures.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
+import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { makePromiseClient } from "../packages/sdk/src/index.ts"
 
 export const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 
@@ -15,7 +20,9 @@ export const freePort = (): Promise<number> =>
     const server = createServer()
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+      server.close(
+        () => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+      )
     })
   })
 
@@ -30,32 +37,50 @@ let bundled: Promise<unknown> | undefined
 /** Builds the bundle `pnpm start` runs (packages/server/dist/main.mjs), once per bench process. */
 export const ensureBundle = () => (bundled ??= import("../packages/server/scripts/bundle.mjs").then((m) => m.bundle()))
 
+/** The last `bytes` of a file, for an error message. */
+const tail = (path: string, bytes = 8192) => {
+  const text = readFileSync(path, "utf8")
+  return text.slice(Math.max(0, text.length - bytes))
+}
+
+export interface StartOptions {
+  /** Flags for node before the script (e.g. `--cpu-prof`). */
+  readonly nodeArgs?: ReadonlyArray<string>
+}
+
 /**
  * Starts the service as `pnpm start` does (the bundle, built first) with
- * `env`, and resolves once GET /health answers 200, with the time it took
- * from spawning the process.
+ * `env` on top of the defaults — `LOG_LEVEL` included, so the request log
+ * costs what it costs a user — and resolves once GET /health answers 200,
+ * with the time it took from spawning the process. Its output goes to a log
+ * file (`logFile`), as a supervisor would collect it.
  */
-export const startService = async (env: Record<string, string>): Promise<Service & { readonly healthyAfterMs: number }> => {
+export const startService = async (
+  env: Record<string, string>,
+  options: StartOptions = {}
+): Promise<Service & { readonly healthyAfterMs: number; readonly logFile: string }> => {
   await ensureBundle()
   const port = await freePort()
+  const logFile = join(mkdtempSync(join(tmpdir(), "agent-platform-bench-log-")), "service.log")
+  const log = openSync(logFile, "a")
   const started = performance.now()
-  const child = spawn(process.execPath, ["packages/server/dist/main.mjs"], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "packages/server/dist/main.mjs"], {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: "Warn", ...env, PORT: String(port), HOST: "127.0.0.1" },
-    stdio: ["ignore", "pipe", "pipe"]
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", log, log]
   })
-  let output = ""
-  child.stdout?.on("data", (chunk) => (output += chunk))
-  child.stderr?.on("data", (chunk) => (output += chunk))
+  closeSync(log)
   const url = `http://127.0.0.1:${port}`
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${output}`)
-    const status = await fetch(`${url}/health`).then(async (r) => {
+    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${tail(logFile)}`)
+    const status = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }).then(async (r) => {
       await r.arrayBuffer()
       return r.status
     }, () => 0)
     if (status === 200) break
-    if (performance.now() - started > 120_000) throw new Error(`not healthy after 120 s (last status ${status}):\n${output}`)
+    if (performance.now() - started > 120_000) {
+      throw new Error(`not healthy after 120 s (last status ${status}):\n${tail(logFile)}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const healthyAfterMs = performance.now() - started
@@ -65,7 +90,40 @@ export const startService = async (env: Record<string, string>): Promise<Service
       child.once("exit", () => resolve())
       child.kill("SIGTERM")
     })
-  return { url, process: child, stop, healthyAfterMs }
+  return { url, process: child, stop, healthyAfterMs, logFile }
+}
+
+/** Resident set size of a process, in MiB (Linux: /proc). */
+export const rssMiB = (pid: number): number => {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return match === null ? Number.NaN : Number(match[1]) / 1024
+}
+
+/** Spawns a baseline server script of bench/servers with `env` and waits until PORT answers. */
+export const startBaseline = async (script: string, env: Record<string, string> = {}): Promise<Service> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench", "servers", script)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const url = `http://127.0.0.1:${port}`
+  const started = performance.now()
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode})`)
+    if (
+      await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.arrayBuffer().then(() => true), () => false)
+    ) break
+    if (performance.now() - started > 60_000) throw new Error(`${script} did not answer within 60 s`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve()
+      child.once("exit", () => resolve())
+      child.kill("SIGTERM")
+    })
+  return { url, process: child, stop }
 }
 
 /**
@@ -78,3 +136,61 @@ export const benchAdmin = { email: "admin@example.com", password: "Bench-Admin-P
 export const report = (label: string, value: string) => console.log(`${label.padEnd(58)} ${value}`)
 
 export const ms = (value: number) => `${value.toFixed(0)} ms`
+
+/**
+ * On a freshly started service: a space with three agents, and `keyCount`
+ * keys with the `agents:read` scope (rate_limit_rpm 100,000: only the
+ * 300/min class limit applies), so that load spread over the keys does the
+ * full work of every request without being refused.
+ */
+export const seedAgentsAndKeys = async (url: string, keyCount: number) => {
+  const admin = makePromiseClient({ baseUrl: url })
+  const me = await admin.auth.login({ payload: benchAdmin })
+  const space = await admin.admin.createSpace({ payload: { code: "bench", name: "Bench" } })
+  for (const [name, isPrimary] of [["Support", true], ["Billing", false], ["Onboarding", false]] as const) {
+    await admin.agentsAdmin.create({
+      payload: { space_id: space.id, name, summary: `${name} questions`, is_primary: isPrimary }
+    })
+  }
+  const keys: Array<{ readonly key: string; readonly id: string }> = []
+  let next = 0
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < keyCount) {
+      next++
+      const created = await admin.keys.create({
+        payload: { name: `bench ${next}`, scopes: ["agents:read"], rate_limit_rpm: 100_000 }
+      })
+      keys.push({ key: created.key, id: created.id })
+    }
+  }))
+  const first = makePromiseClient({ baseUrl: url, apiKey: keys[0].key })
+  const { agents } = await first.agents.list({ query: {} })
+  await Promise.all([admin.dispose(), first.dispose()])
+  return { tenantId: me.tenant_id, keys, agents }
+}
+
+/**
+ * Runs `use` with the URL of a new database on the PostgreSQL server at
+ * `serverUrl`, named after `purpose`, and drops it afterwards.
+ */
+export const withBenchDatabase = async <A>(
+  serverUrl: string,
+  purpose: string,
+  use: (url: string) => Promise<A>
+): Promise<A> => {
+  const name = `ap_bench_${purpose}_${process.pid}_${Date.now()}`
+  const onServer = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl })
+    await client.connect()
+    await client.query(statement)
+    await client.end()
+  }
+  await onServer(`CREATE DATABASE "${name}"`)
+  try {
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    return await use(url.toString())
+  } finally {
+    await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  }
+}

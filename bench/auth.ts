@@ -1,97 +1,253 @@
 /**
- * Throughput and p99 latency of a request that passes API-key verification,
- * the scope check and the rate limiter (`GET /v1/agents`), against a bare
- * node:http JSON server measured in the same run. Keys rotate so that no key
- * reaches its per-minute limit: every request does the full work.
+ * `GET /v1/agents` with an API key — key verification, scope check, both
+ * rate limits, the agents query, the request log at the default level —
+ * against three baselines measured in the same run, interleaved round by
+ * round so that a noisy machine moves them all alike:
  *
- *   pnpm bench:auth            (BENCH_SECONDS=10, BENCH_CONNECTIONS=32)
+ * - a bare node:http server answering the same JSON (the transport);
+ * - a bare effect HttpApi server with that one endpoint and its Schema (the
+ *   framework's ceiling);
+ * - the same endpoint written by hand on node:http + `pg` (+ Redis), with the
+ *   same checks (bench/servers/HandWritten.ts): what a user would write instead.
+ *
+ * Also measured: `GET /health` under the same load, and a refused request
+ * (429). The service runs as `pnpm start` runs it, with default settings.
+ * Keys rotate so that none reaches its per-minute limits: every request does
+ * the full work. Embedded database always; PostgreSQL + Redis too when
+ * BENCH_DATABASE_URL and BENCH_REDIS_URL are set (a database of its own is
+ * created on that server and dropped afterwards).
+ *
+ * BENCH_PROFILE=1 then profiles `GET /v1/agents` under load (`node
+ * --cpu-prof`) and prints self time per package and per function
+ * (bench/ProfileSummary.ts).
+ *
+ *   pnpm bench:auth     (BENCH_SECONDS=8, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=600)
  */
 import autocannon from "autocannon"
-import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { benchAdmin, freePort, report, startService } from "./Harness.ts"
+import { makePromiseClient } from "../packages/sdk/src/index.ts"
+import {
+  benchAdmin,
+  report,
+  seedAgentsAndKeys,
+  type Service,
+  startBaseline,
+  startService,
+  withBenchDatabase
+} from "./Harness.ts"
+import { format, summarize } from "./ProfileSummary.ts"
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const seconds = Number(process.env.BENCH_SECONDS ?? 8)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const keyCount = Number(process.env.BENCH_KEYS ?? 600)
+const profile = process.env.BENCH_PROFILE === "1"
+const sessionSecret = "bench-auth-session-secret-0123456789abcdef"
 
 interface Result {
   readonly rps: number
   readonly p99: number
   readonly non2xx: number
+  readonly requests: number
 }
 
-const load = (url: string, headers: ReadonlyArray<Record<string, string>>): Promise<Result> =>
+/** Load on `url` for `duration` seconds, each request with the next of `headers`. */
+const load = (url: string, headers: ReadonlyArray<Record<string, string>>, duration = seconds): Promise<Result> =>
   new Promise((resolve, reject) => {
     let next = 0
     autocannon({
       url,
       connections,
-      duration: seconds,
+      duration,
       requests: [{
         method: "GET",
-        setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...headers[next++ % headers.length] } })
+        setupRequest: (request) => ({
+          ...request,
+          headers: { ...request.headers, ...headers[next++ % headers.length] }
+        })
       }]
     }, (error, result) => {
       if (error) return reject(error)
-      resolve({ rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx })
+      resolve({
+        rps: result.requests.average,
+        p99: result.latency.p99,
+        non2xx: result.non2xx,
+        requests: result.requests.total
+      })
     })
   })
 
-const baseline = async (): Promise<Result> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, ["-e", `
-    require("node:http").createServer((req, res) => {
-      const body = JSON.stringify({ agents: [] })
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-      res.end(body)
-    }).listen(${port}, "127.0.0.1")`])
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+interface Target {
+  readonly label: string
+  readonly url: string
+  readonly headers: ReadonlyArray<Record<string, string>>
+}
+
+/** Every target once per round, in turn; the median of each. */
+const interleaved = async (targets: ReadonlyArray<Target>) => {
+  const results = new Map<string, Array<Result>>(targets.map((t) => [t.label, []]))
+  for (const target of targets) await load(target.url, target.headers, 2) // warm-up: JIT, caches, pools
+  for (let round = 0; round < rounds; round++) {
+    for (const target of targets) results.get(target.label)!.push(await load(target.url, target.headers))
+  }
+  return new Map([...results].map(([label, runs]) => [label, {
+    rps: median(runs.map((r) => r.rps)),
+    p99: median(runs.map((r) => r.p99)),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0)
+  }]))
+}
+
+const setUp = (url: string) => seedAgentsAndKeys(url, keyCount)
+
+type SetUp = Awaited<ReturnType<typeof setUp>>
+
+/** 429s per second: one key over its limit, asked again and again. */
+const refusedRate = async (url: string) => {
+  const admin = makePromiseClient({ baseUrl: url })
+  await admin.auth.login({ payload: benchAdmin })
+  const { key } = await admin.keys.create({
+    payload: { name: "bench exhausted", scopes: ["agents:read"], rate_limit_rpm: 1 }
+  })
+  await admin.dispose()
+  const headers = [{ authorization: `Bearer ${key}` }]
+  await fetch(`${url}/v1/agents`, { headers: headers[0] }).then((r) => r.arrayBuffer())
+  return load(`${url}/v1/agents`, headers, Math.max(3, Math.round(seconds / 2)))
+}
+
+const ratio = (value: number, base: number) => (value / base).toFixed(2)
+
+const backend = async (
+  name: string,
+  platformEnv: Record<string, string>,
+  handWrittenEnv: (setup: SetUp) => Record<string, string>
+) => {
+  console.log(`\n== ${name} ==`)
+  const platform = await startService(platformEnv)
+  const services: Array<Service> = [platform]
   try {
-    for (;;) {
-      if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break
-      await new Promise((resolve) => setTimeout(resolve, 25))
+    const setup = await setUp(platform.url)
+    const keyHeaders = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
+    const agentsJson = JSON.stringify(setup.agents)
+    const started = async (script: string, env: Record<string, string>) => {
+      const service = await startBaseline(script, env)
+      services.push(service)
+      return service
     }
-    return await load(`http://127.0.0.1:${port}/v1/agents`, [{}])
+    const bare = await started("BareNode.ts", { AGENTS_JSON: agentsJson })
+    const ceiling = await started("EffectCeiling.ts", { AGENTS_JSON: agentsJson })
+    const handWritten = await started("HandWritten.ts", handWrittenEnv(setup))
+    const results = await interleaved([
+      { label: "bare", url: `${bare.url}/v1/agents`, headers: [{}] },
+      { label: "ceiling", url: `${ceiling.url}/v1/agents`, headers: [{}] },
+      { label: "handWritten", url: `${handWritten.url}/v1/agents`, headers: keyHeaders },
+      { label: "platform", url: `${platform.url}/v1/agents`, headers: keyHeaders },
+      { label: "health", url: `${platform.url}/health`, headers: [{}] }
+    ])
+    const get = (label: string) => results.get(label)!
+    const line = (label: string, text: string) => {
+      const r = get(label)
+      report(
+        text,
+        `${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms${
+          r.non2xx > 0 ? `  non-2xx ${r.non2xx}` : ""
+        }`
+      )
+    }
+    line("bare", "baseline: bare node:http, same JSON")
+    line("ceiling", "baseline: bare effect HttpApi endpoint + Schema (ceiling)")
+    line("handWritten", "baseline: by hand on node:http + pg, same checks")
+    line("platform", "GET /v1/agents (key, scope, rate limits, query, log)")
+    line("health", "GET /health")
+    const p = get("platform")
+    report("  GET /v1/agents ÷ effect ceiling (goal >= 0.6)", ratio(p.rps, get("ceiling").rps))
+    report("  GET /v1/agents ÷ hand-written (goal >= 1.0)", ratio(p.rps, get("handWritten").rps))
+    report("  GET /v1/agents ÷ bare node:http", ratio(p.rps, get("bare").rps))
+    report("  GET /v1/agents p99 (goal <= 20 ms)", `${p.p99} ms`)
+    report("  GET /health ÷ effect ceiling (goal >= 0.5)", ratio(get("health").rps, get("ceiling").rps))
+    const refused = await refusedRate(platform.url)
+    report(
+      "  refused requests (429), one exhausted key",
+      `${refused.rps.toFixed(0)} req/s  (${ratio(refused.rps, p.rps)}x the served rate)`
+    )
+    return setup
   } finally {
-    child.kill()
+    for (const service of services) await service.stop()
   }
 }
 
-const platform = async (): Promise<Result> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-"))
-  const service = await startService({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password, LOG_LEVEL: "Error" })
+/** Profiles GET /v1/agents under load on a service over `env`; the keys of `setup` exist there. */
+const profileRun = async (env: Record<string, string>, setup: SetUp) => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  const spawned = performance.now()
+  // Fresh rate-limit windows in Redis: the measured rounds used the keys' quota.
+  const fresh = env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}profile:` }
+  const service = await startService(fresh, { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] })
   try {
-    const login = await fetch(`${service.url}/api/auth/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(benchAdmin)
-    })
-    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]
-    // Enough keys that none exceeds the 300/min data limit during the run.
-    const keyCount = Math.ceil((seconds * 20_000) / 250)
-    const keys: Array<Record<string, string>> = []
-    for (let i = 0; i < keyCount; i++) {
-      const response = await fetch(`${service.url}/v1/keys`, {
-        method: "POST",
-        headers: { "content-type": "application/json", cookie },
-        body: JSON.stringify({ name: `bench ${i}`, scopes: ["agents:read"], rate_limit_rpm: 100_000 })
-      })
-      const { key } = (await response.json()) as { key: string }
-      keys.push({ authorization: `Bearer ${key}` })
-    }
-    // Warm the key cache and the JIT, as a long-running service would be.
-    await load(`${service.url}/v1/agents`, keys)
-    return await load(`${service.url}/v1/agents`, keys)
+    const headers = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
+    await load(`${service.url}/v1/agents`, headers, 2)
+    const startedAfterMs = performance.now() - spawned
+    const result = await load(`${service.url}/v1/agents`, headers)
+    await service.stop()
+    const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"))
+    if (file === undefined) throw new Error("no CPU profile was written")
+    console.log(
+      `\nCPU profile of GET /v1/agents under load (${connections} connections, ${seconds} s, ${result.requests} requests, profiler on):`
+    )
+    console.log(format(summarize(join(dir, file), startedAfterMs), { requests: result.requests, top: 30 }))
   } finally {
     await service.stop()
-    rmSync(dataDir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
-const bare = await baseline()
-const measured = await platform()
-report("baseline: bare node:http JSON server", `${bare.rps.toFixed(0)} req/s, p99 ${bare.p99} ms`)
-report("GET /v1/agents (key verify + scope + rate limit), embedded DB", `${measured.rps.toFixed(0)} req/s, p99 ${measured.p99} ms, non-2xx ${measured.non2xx}`)
-report("ratio to baseline (throughput)", `${(measured.rps / bare.rps).toFixed(3)}`)
-report("ratio to baseline (p99)", `${(measured.p99 / Math.max(bare.p99, 1)).toFixed(1)}x`)
+// ---------------------------------------------------------------------------
+
+const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-auth-"))
+const seedFile = join(dataDir, "..", `agent-platform-bench-auth-seed-${process.pid}.json`)
+const embeddedEnv = { DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password }
+try {
+  const embeddedSetup = await backend("embedded database", embeddedEnv, (setup) => {
+    writeFileSync(
+      seedFile,
+      JSON.stringify({
+        tenantId: setup.tenantId,
+        agents: setup.agents,
+        keys: setup.keys.map(({ key, id }) => ({
+          id,
+          tenant_id: setup.tenantId,
+          hash: createHash("sha256").update(key).digest("hex"),
+          scopes: ["agents:read"],
+          rate_limit_rpm: 100_000
+        }))
+      })
+    )
+    return { SEED_FILE: seedFile }
+  })
+  if (profile) await profileRun(embeddedEnv, embeddedSetup)
+} finally {
+  rmSync(dataDir, { recursive: true, force: true })
+  rmSync(seedFile, { force: true })
+}
+
+const serverUrl = process.env.BENCH_DATABASE_URL
+const redisUrl = process.env.BENCH_REDIS_URL
+if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || redisUrl === "") {
+  console.log("\nPostgreSQL + Redis: skipped (set BENCH_DATABASE_URL and BENCH_REDIS_URL to measure)")
+} else {
+  await withBenchDatabase(serverUrl, "auth", async (url) => {
+    const env = {
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `bench-auth-${process.pid}:`,
+      SESSION_SECRET: sessionSecret,
+      BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password
+    }
+    const setup = await backend("PostgreSQL + Redis", env, () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }))
+    if (profile) await profileRun(env, setup)
+  })
+}

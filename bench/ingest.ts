@@ -15,13 +15,13 @@
  *
  *   pnpm bench:ingest          (BENCH_DOCUMENTS=200, BENCH_CONCURRENCY=8)
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
+import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
 import { benchAdmin, report, startService } from "./Harness.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 200)
@@ -46,7 +46,10 @@ const makeDocument = (index: number): string => {
   const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
   let text = `# Topic ${index}\n\n`
   while (text.length < documentBytes) {
-    const words = Array.from({ length: 8 + Math.floor(next() * 10) }, () => vocabulary[Math.floor(next() * vocabulary.length)])
+    const words = Array.from(
+      { length: 8 + Math.floor(next() * 10) },
+      () => vocabulary[Math.floor(next() * vocabulary.length)]
+    )
     text += `${words.join(" ")} ${index}. `
     if (next() < 0.15) text += "\n\n"
   }
@@ -56,7 +59,11 @@ const makeDocument = (index: number): string => {
 const corpus = Array.from({ length: documents }, (_, i) => ({ filename: `doc-${i}.md`, content: makeDocument(i) }))
 
 /** Runs `task` for every item, `parallel` at a time. */
-const forEachConcurrently = async <A>(items: ReadonlyArray<A>, parallel: number, task: (item: A, index: number) => Promise<void>) => {
+const forEachConcurrently = async <A>(
+  items: ReadonlyArray<A>,
+  parallel: number,
+  task: (item: A, index: number) => Promise<void>
+) => {
   let next = 0
   const worker = async () => {
     while (next < items.length) {
@@ -79,7 +86,10 @@ const databaseUrl = serverUrl === undefined ? undefined : (() => {
 })()
 
 /** Runs `use` against the database at `url` (PostgreSQL) or in `dataDir` (embedded). */
-const withSql = <A>(target: { readonly url: string } | { readonly dataDir: string }, use: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
+const withSql = <A>(
+  target: { readonly url: string } | { readonly dataDir: string },
+  use: Effect.Effect<A, unknown, SqlClient.SqlClient>
+) =>
   Effect.runPromise(
     use.pipe(
       Effect.provide(
@@ -98,7 +108,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-"))
 const baselineDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-baseline-"))
 
 if (serverUrl === undefined) {
-  console.log("BENCH_DATABASE_URL (or TEST_DATABASE_URL) is not set: measuring on the embedded database instead of PostgreSQL.")
+  console.log(
+    "BENCH_DATABASE_URL (or TEST_DATABASE_URL) is not set: measuring on the embedded database instead of PostgreSQL."
+  )
 } else {
   await onServer(`CREATE DATABASE "${databaseName}"`)
 }
@@ -110,10 +122,19 @@ try {
   const service = await startService({
     ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
     BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
-    SESSION_SECRET: sessionSecret,
-    LOG_LEVEL: "Error"
+    SESSION_SECRET: sessionSecret
   })
-  let platform: { readonly postedMs: number; readonly readyMs: number; readonly tenantId: string; readonly agentId: string }
+  let responsiveness: {
+    readonly idle: ReadonlyArray<number>
+    readonly busy: ReadonlyArray<number>
+    readonly readyMs: number
+  } | undefined
+  let platform: {
+    readonly postedMs: number
+    readonly readyMs: number
+    readonly tenantId: string
+    readonly agentId: string
+  }
   const clients: Array<PromiseClient> = []
   try {
     const admin = makePromiseClient({ baseUrl: service.url })
@@ -125,7 +146,9 @@ try {
     })
     // Ingest is limited to 60 requests a minute per key and listing to 300: fresh keys for both.
     const keyClient = async (name: string) => {
-      const { key } = await admin.keys.create({ payload: { name, scopes: ["files"], space_id: space.id, rate_limit_rpm: 100_000 } })
+      const { key } = await admin.keys.create({
+        payload: { name, scopes: ["files"], space_id: space.id, rate_limit_rpm: 100_000 }
+      })
       const client = makePromiseClient({ baseUrl: service.url, apiKey: key })
       clients.push(client)
       return client
@@ -152,6 +175,39 @@ try {
     }
     await posting
     platform = { postedMs, readyMs: performance.now() - started, tenantId: me.tenant_id, agentId: agent.id }
+
+    // Responsiveness: GET /health latency while one 2 MiB document is ingested, against the same when idle.
+    const probe = async () => {
+      const t0 = performance.now()
+      await fetch(`${service.url}/health`).then((r) => r.arrayBuffer())
+      return performance.now() - t0
+    }
+    const idle: Array<number> = []
+    for (let i = 0; i < 100; i++) {
+      idle.push(await probe())
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const big = await keyClient("bench ingest big")
+    let text = ""
+    for (let i = 0; text.length < 2 * 1024 * 1024; i++) text += `${makeDocument(i).slice(0, 1000)}\n\n`
+    const bigStarted = performance.now()
+    const { file_id } = await big.knowledge.ingest({
+      payload: { agent_id: agent.id, filename: "big.md", content: text.slice(0, 2 * 1024 * 1024) }
+    })
+    const busy: Array<number> = []
+    let checked = performance.now()
+    for (;;) {
+      busy.push(await probe())
+      if (performance.now() - checked > 500) {
+        checked = performance.now()
+        const { files } = await pollers[0].knowledge.list({ query: { agent_id: agent.id } })
+        const status = files.find((file) => file.id === file_id)?.status
+        if (status === "ready" || status === "failed") break
+      }
+      if (performance.now() - bigStarted > 600_000) throw new Error("the 2 MiB document was not ready after 10 minutes")
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    responsiveness = { idle, busy, readyMs: performance.now() - bigStarted }
   } finally {
     await Promise.all(clients.map((client) => client.dispose()))
     await service.stop()
@@ -192,14 +248,31 @@ try {
   const insertRate = documents / (baselineMs / 1000)
   report(
     `baseline: plain INSERTs of the same rows, ${backend}`,
-    `${insertRate.toFixed(0)} rows/s  (${documents} rows, ${concurrency} at a time, ${(baselineMs / 1000).toFixed(2)} s)`
+    `${insertRate.toFixed(0)} rows/s  (${documents} rows, ${concurrency} at a time, ${
+      (baselineMs / 1000).toFixed(2)
+    } s)`
   )
   report(
     `ingest to ready, 4 KB documents, ${backend}`,
-    `${readyRate.toFixed(1)} documents/s  (${documents} documents, ${concurrency} at a time, ${(platform.readyMs / 1000).toFixed(1)} s; ${
-      (readyRate / insertRate).toFixed(3)
-    }x baseline)`
+    `${readyRate.toFixed(1)} documents/s  (${documents} documents, ${concurrency} at a time, ${
+      (platform.readyMs / 1000).toFixed(1)
+    } s; ${(readyRate / insertRate).toFixed(3)}x baseline)`
   )
+  if (responsiveness !== undefined) {
+    const pct = (values: ReadonlyArray<number>, p: number) =>
+      [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]
+    const { busy, idle, readyMs } = responsiveness
+    report(
+      "baseline: GET /health latency, idle (p50 / p99 / max)",
+      `${pct(idle, 0.5).toFixed(1)} / ${pct(idle, 0.99).toFixed(1)} / ${Math.max(...idle).toFixed(1)} ms`
+    )
+    report(
+      `GET /health while 2 MiB are ingested (${(readyMs / 1000).toFixed(1)} s to ready)`,
+      `${pct(busy, 0.5).toFixed(1)} / ${pct(busy, 0.99).toFixed(1)} / ${
+        Math.max(...busy).toFixed(1)
+      } ms  (p50 / p99 / max, ${busy.length} probes; goal max <= 100 ms)`
+    )
+  }
   report(
     "  of which posting them all (201 pending)",
     `${(platform.postedMs / 1000).toFixed(1)} s  (${(documents / (platform.postedMs / 1000)).toFixed(0)} requests/s)`

@@ -3,7 +3,7 @@
  * role drains the durable delivery queue (claim with SKIP LOCKED, signed
  * POST, record the outcome), against the receiver's own throughput for the
  * same signed POSTs sent by autocannon with as many connections as the
- * worker has deliveries in flight (8), measured in the same run. The
+ * worker has deliveries in flight in a cycle (64), measured in the same run. The
  * receiver verifies every signature, as a real one must.
  *
  * 1. `ROLE=api`: a fresh tenant gets BENCH_SUBSCRIPTIONS signed `*`
@@ -21,15 +21,16 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { benchAdmin, ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
+import { format, summarize } from "./ProfileSummary.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
-const executions = Number(process.env.BENCH_EXECUTIONS ?? 40)
+const executions = Number(process.env.BENCH_EXECUTIONS ?? 100)
 const expected = subscriptions * executions
 const signingSecret = "bench-signing-secret-0123456789"
 const tenantPassword = "Bench-Tenant-Passw0rd!"
@@ -46,7 +47,9 @@ const readBody = (request: IncomingMessage) =>
 
 const verified = (request: IncomingMessage, body: string) => {
   const timestamp = String(request.headers["x-service-timestamp"])
-  const expectedSignature = Buffer.from(`sha256=${createHmac("sha256", signingSecret).update(`${timestamp}.${body}`).digest("hex")}`)
+  const expectedSignature = Buffer.from(
+    `sha256=${createHmac("sha256", signingSecret).update(`${timestamp}.${body}`).digest("hex")}`
+  )
   const given = Buffer.from(String(request.headers["x-service-signature"] ?? ""))
   return given.length === expectedSignature.length && timingSafeEqual(given, expectedSignature)
 }
@@ -67,44 +70,61 @@ const receiver = createServer(async (request, response) => {
     lastAt = now
     onDelivery()
   }
-  response.writeHead(request.url === "/action" ? 200 : 204, { "content-type": "application/json" }).end(request.url === "/action" ? "{}" : "")
+  response.writeHead(request.url === "/action" ? 200 : 204, { "content-type": "application/json" }).end(
+    request.url === "/action" ? "{}" : ""
+  )
 })
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
 
 // ---------------------------------------------------------------------------
-// Baseline: the receiver's throughput for the same signed POST, 8 connections.
+// Baseline: the receiver's throughput for the same signed POST, 64 connections.
 
 const sampleBody = JSON.stringify({
   id: crypto.randomUUID(),
   event: "on_action_executed",
   created_at: new Date().toISOString(),
   tenant_id: crypto.randomUUID(),
-  data: { execution_id: crypto.randomUUID(), action_id: crypto.randomUUID(), action_name: "bench", success: true, status_code: 200 }
+  data: {
+    execution_id: crypto.randomUUID(),
+    action_id: crypto.randomUUID(),
+    action_name: "bench",
+    success: true,
+    status_code: 200
+  }
 })
 const sampleTimestamp = Math.floor(Date.now() / 1000)
 const baseline = await autocannon({
   url: `${receiverUrl}/baseline`,
   method: "POST",
-  connections: 8,
+  connections: 64,
   // Long enough that autocannon's one-second sampling does not cap the rate.
   duration: 5,
   body: sampleBody,
   headers: {
     "content-type": "application/json",
     "x-service-timestamp": String(sampleTimestamp),
-    "x-service-signature": `sha256=${createHmac("sha256", signingSecret).update(`${sampleTimestamp}.${sampleBody}`).digest("hex")}`
+    "x-service-signature": `sha256=${
+      createHmac("sha256", signingSecret).update(`${sampleTimestamp}.${sampleBody}`).digest("hex")
+    }`
   }
 })
 const baselineRate = baseline.requests.total / ((baseline.finish.getTime() - baseline.start.getTime()) / 1000)
-report("baseline: the receiver, autocannon, 8 connections, 5 s", `${baselineRate.toFixed(0)} POSTs/s`)
+report("baseline: the receiver, autocannon, 64 connections, 5 s", `${baselineRate.toFixed(0)} POSTs/s`)
 
 // ---------------------------------------------------------------------------
 // The service, as `pnpm start` runs it, in one role.
 
-/** Spawns the service with `env`. */
+const profileDir = process.env.BENCH_PROFILE === "1"
+  ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  : undefined
+
+/** Spawns the service with `env` (the jobs role under `--cpu-prof` with BENCH_PROFILE=1). */
 const spawnService = (env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ["packages/server/dist/main.mjs"], {
+  spawn(process.execPath, [
+    ...(profileDir !== undefined && env.ROLE === "jobs" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+    "packages/server/dist/main.mjs"
+  ], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit"]
@@ -145,11 +165,14 @@ const env: Record<string, string> = {
   ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
   BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
   SESSION_SECRET: "bench-webhooks-session-secret-0123456789abcdef",
-  LOG_LEVEL: "Warn",
   ...(databaseUrl === undefined || databaseUrl === "" ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl })
 }
 
-const request = async (base: string, path: string, init: { method?: string; body?: unknown; cookie?: string; key?: string } = {}) => {
+const request = async (
+  base: string,
+  path: string,
+  init: { method?: string; body?: unknown; cookie?: string; key?: string } = {}
+) => {
   const response = await fetch(`${base}${path}`, {
     method: init.method ?? "GET",
     headers: {
@@ -160,7 +183,11 @@ const request = async (base: string, path: string, init: { method?: string; body
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
   })
   const text = await response.text()
-  return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined, cookies: response.headers.getSetCookie() }
+  return {
+    status: response.status,
+    body: text.length > 0 ? JSON.parse(text) : undefined,
+    cookies: response.headers.getSetCookie()
+  }
 }
 
 const signIn = async (base: string, email: string, password: string) => {
@@ -184,31 +211,62 @@ try {
     await waitHealthy(api.url, apiProcess)
     const superadmin = await signIn(api.url, benchAdmin.email, benchAdmin.password)
     const email = `bench-${crypto.randomUUID().slice(0, 8)}@example.com`
-    expectStatus("create tenant", await request(api.url, "/api/admin/tenants", {
-      method: "POST",
-      cookie: superadmin,
-      body: { name: `bench ${crypto.randomUUID().slice(0, 8)}`, admin_email: email, admin_password: tenantPassword }
-    }), 201)
+    expectStatus(
+      "create tenant",
+      await request(api.url, "/api/admin/tenants", {
+        method: "POST",
+        cookie: superadmin,
+        body: { name: `bench ${crypto.randomUUID().slice(0, 8)}`, admin_email: email, admin_password: tenantPassword }
+      }),
+      201
+    )
     const cookie = await signIn(api.url, email, tenantPassword)
     for (let i = 0; i < subscriptions; i++) {
-      expectStatus("subscribe", await request(api.url, "/api/webhook-subs", {
+      expectStatus(
+        "subscribe",
+        await request(api.url, "/api/webhook-subs", {
+          method: "POST",
+          cookie,
+          body: { name: `bench ${i}`, url: `${receiverUrl}/hook`, signing_secret: signingSecret }
+        }),
+        201
+      )
+    }
+    const action = expectStatus(
+      "create action",
+      await request(api.url, "/api/admin/actions", {
         method: "POST",
         cookie,
-        body: { name: `bench ${i}`, url: `${receiverUrl}/hook`, signing_secret: signingSecret }
-      }), 201)
-    }
-    const action = expectStatus("create action", await request(api.url, "/api/admin/actions", {
-      method: "POST",
-      cookie,
-      body: { name: "bench", description: "", http_method: "POST", url: `${receiverUrl}/action`, parameters: [], is_active: true }
-    }), 201)
+        body: {
+          name: "bench",
+          description: "",
+          http_method: "POST",
+          url: `${receiverUrl}/action`,
+          parameters: [],
+          is_active: true
+        }
+      }),
+      201
+    )
     // 60 executions per key and minute: a new key every 50.
     let key = ""
     for (let i = 0; i < executions; i++) {
       if (i % 50 === 0) {
-        key = expectStatus("create key", await request(api.url, "/v1/keys", { method: "POST", cookie, body: { name: "bench", scopes: ["actions"] } }), 201).key
+        key = expectStatus(
+          "create key",
+          await request(api.url, "/v1/keys", {
+            method: "POST",
+            cookie,
+            body: { name: "bench", scopes: ["actions"] }
+          }),
+          201
+        ).key
       }
-      expectStatus("execute", await request(api.url, `/v1/actions/${action.id}/execute`, { method: "POST", key, body: {} }), 200)
+      expectStatus(
+        "execute",
+        await request(api.url, `/v1/actions/${action.id}/execute`, { method: "POST", key, body: {} }),
+        200
+      )
     }
   } finally {
     await stopService(apiProcess)
@@ -243,6 +301,13 @@ try {
   )
   report("  from spawning the jobs role to the last delivery", `${(drainedAfter / 1000).toFixed(1)} s`)
   report("  signatures that failed verification", String(badSignatures))
+  if (profileDir !== undefined) {
+    const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
+    if (file !== undefined) {
+      console.log(`\nCPU profile of the jobs role (${deliveries} deliveries, start-up included):`)
+      console.log(format(summarize(join(profileDir, file)), { requests: deliveries, top: 30 }))
+    }
+  }
 } finally {
   receiver.closeAllConnections()
   receiver.close()

@@ -8,8 +8,8 @@
  * decides where the text goes and the rendering can be read (and tested) on
  * its own.
  */
-import { Option, Schema } from "effect"
 import { type Actions, Chat } from "@agent-platform/domain"
+import { Option, Schema } from "effect"
 import * as Output from "./Output.ts"
 
 /** Where the transcript stands: whether the last text written left a line open. */
@@ -50,7 +50,9 @@ const parameterForm = (form: typeof Chat.ParameterFormProps.Type): string => {
     const label = `${field.name}${field.required ? "*" : ""}`.padEnd(width)
     const filled = field.value !== null && field.value !== undefined
     const description = field.description.trim()
-    return `  ${label}  ${filled ? `= ${show(field.value)}` : `?${description.length > 0 ? ` ${show(description)}` : ""}`}`
+    return `  ${label}  ${
+      filled ? `= ${show(field.value)}` : `?${description.length > 0 ? ` ${show(description)}` : ""}`
+    }`
   })
   const missing = form.missing.length > 0 ? `: missing ${form.missing.map((name) => show(name)).join(", ")}` : ""
   return [`[form ${show(form.action_name)}${missing}]`, ...fields].join("\n")
@@ -62,7 +64,9 @@ const confirmation = (card: typeof Chat.ActionConfirmationProps.Type): string =>
 }
 
 const actionResult = (result: Actions.ActionResponse): string =>
-  `[result ${show(result.action_name)}: ${result.success ? show(result.response) : `error ${show(result.error ?? result.response)}`}]`
+  `[result ${show(result.action_name)}: ${
+    result.success ? show(result.response) : `error ${show(result.error ?? result.response)}`
+  }]`
 
 /** A component as lines; one this CLI does not know is named, not shown. */
 const component = (event: typeof Chat.ComponentEvent.Type): string => {
@@ -84,7 +88,9 @@ const lines = (event: Chat.ChatEvent): string | undefined => {
   if (!("type" in event)) return undefined
   switch (event.type) {
     case "system_alert":
-      return `[action ${show(event.data.action_name)}: ${event.data.success ? "ok" : "failed"} ${event.data.status_code}]`
+      return `[action ${show(event.data.action_name)}: ${
+        event.data.success ? "ok" : "failed"
+      } ${event.data.status_code}]`
     case "component":
       return component(event)
     default:
@@ -97,7 +103,9 @@ export const render = (transcript: Transcript, event: Chat.ChatEvent): Rendered 
   if ("text" in event) {
     const text = Output.printableText(event.text)
     if (text.length === 0) return { text, next: transcript }
-    const prefix = transcript.agentPrefix.length > 0 && transcript.lineOpen ? `\n${transcript.agentPrefix}` : transcript.agentPrefix
+    const prefix = transcript.agentPrefix.length > 0 && transcript.lineOpen
+      ? `\n${transcript.agentPrefix}`
+      : transcript.agentPrefix
     return { text: `${prefix}${text}`, next: { ...transcript, agentPrefix: "", lineOpen: !text.endsWith("\n") } }
   }
   if (event.type === "agent_info") {

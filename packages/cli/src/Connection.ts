@@ -7,12 +7,17 @@
  *
  * The `/v1` commands (`chat`, `knowledge`) act as an API key instead: `--key`,
  * else `AGENT_PLATFORM_API_KEY`.
+ *
+ * Every request waits at most `--timeout` seconds for its answer.
  */
-import { Config, Effect, Option, Redacted, Schema } from "effect"
-import { Flag } from "effect/cli"
 import * as Sdk from "@agent-platform/sdk"
+import { Config, Effect, Option, Redacted, Ref, Schema } from "effect"
+import { Flag } from "effect/cli"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Invocation from "./Invocation.ts"
 import { root } from "./Root.ts"
 import * as SessionFile from "./SessionFile.ts"
+import * as Transport from "./Transport.ts"
 
 export const defaultUrl = "http://127.0.0.1:8080"
 
@@ -29,6 +34,8 @@ export class NoApiKey extends Schema.TaggedError<NoApiKey>()("NoApiKey", { messa
 export interface Connection {
   readonly url: string
   readonly client: Sdk.Connected
+  /** The HTTP client under `client`, with the `--timeout` deadline (for the chat stream). */
+  readonly http: HttpClient.HttpClient
 }
 
 /** A client carrying the stored session. */
@@ -43,13 +50,29 @@ const normalize = (raw: string): Effect.Effect<string, InvalidUrl> => {
     : Effect.succeed(`${url.origin}${url.pathname.replace(/\/+$/, "")}`)
 }
 
-/** The URL to use, given what is stored. */
+/** The URL to use, given what is stored; remembered for explaining failures. */
 const chooseUrl = Effect.fnUntraced(function*(stored: Option.Option<SessionFile.StoredSession>) {
   const flags = yield* root
-  if (Option.isSome(flags.url)) return yield* normalize(flags.url.value)
   const fromEnv = yield* Config.option(Config.String("AGENT_PLATFORM_URL")).pipe(Effect.orDie)
-  if (Option.isSome(fromEnv)) return yield* normalize(fromEnv.value)
-  return Option.isSome(stored) ? stored.value.url : defaultUrl
+  const url = Option.isSome(flags.url)
+    ? yield* normalize(flags.url.value)
+    : Option.isSome(fromEnv)
+    ? yield* normalize(fromEnv.value)
+    : Option.isSome(stored)
+    ? stored.value.url
+    : defaultUrl
+  yield* Ref.set(yield* Transport.ChosenUrl, Option.some(url))
+  return url
+})
+
+/** The typed client for `url`, over an HTTP client that waits at most `--timeout` for each answer. */
+const connect = Effect.fnUntraced(function*(url: string, credentials: Omit<Sdk.ClientOptions, "baseUrl"> = {}) {
+  const { timeout } = yield* root
+  const http = Transport.withDeadline(yield* HttpClient.HttpClient, timeout)
+  const client = yield* Sdk.make({ baseUrl: url, ...credentials }).pipe(
+    Effect.provideService(HttpClient.HttpClient, http)
+  )
+  return { url, client, http } satisfies Connection
 })
 
 /** A client authenticated with an API key, and the key itself (the chat stream sends it too). */
@@ -71,32 +94,35 @@ export const withApiKey = Effect.fnUntraced(function*(flag: Option.Option<Redact
   const apiKey = Option.orElse(flag, () => fromEnv)
   if (Option.isNone(apiKey) || Redacted.value(apiKey.value).trim() === "") {
     return yield* new NoApiKey({
-      message: "no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with `agent-platform keys create`)"
+      message: `no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with ${yield* Invocation
+        .command("keys create")})`
     })
   }
   const stored = yield* SessionFile.read.pipe(Effect.orElseSucceed(() => Option.none()))
-  const url = yield* chooseUrl(stored)
-  const client = yield* Sdk.make({ baseUrl: url, apiKey: apiKey.value })
-  return { url, client, apiKey: apiKey.value } satisfies WithApiKey
+  const connection = yield* connect(yield* chooseUrl(stored), { apiKey: apiKey.value })
+  return { ...connection, apiKey: apiKey.value } satisfies WithApiKey
 })
 
 /** A client without a session (`login`, `health`); an unreadable session file only loses its URL. */
 export const anonymous = Effect.gen(function*() {
   const stored = yield* SessionFile.read.pipe(Effect.orElseSucceed(() => Option.none()))
-  const url = yield* chooseUrl(stored)
-  return { url, client: yield* Sdk.make({ baseUrl: url }) } satisfies Connection
+  return yield* connect(yield* chooseUrl(stored))
 })
 
 /** A client signed in with the stored session, or `NotSignedIn`. */
 export const signedIn = Effect.gen(function*() {
   const stored = yield* SessionFile.read
   const url = yield* chooseUrl(stored)
-  if (Option.isNone(stored)) return yield* new NotSignedIn({ message: "not signed in: run `agent-platform login`" })
-  if (stored.value.url !== url) {
-    return yield* new NotSignedIn({ message: `not signed in to ${url}: run \`agent-platform login --url ${url}\`` })
+  if (Option.isNone(stored)) {
+    return yield* new NotSignedIn({ message: `not signed in: run ${yield* Invocation.command("login")}` })
   }
-  const client = yield* Sdk.make({ baseUrl: url, sessionToken: stored.value.sessionToken })
-  return { url, client, session: stored.value } satisfies SignedIn
+  if (stored.value.url !== url) {
+    return yield* new NotSignedIn({
+      message: `not signed in to ${url}: run ${yield* Invocation.command(`login --url ${url}`)}`
+    })
+  }
+  const connection = yield* connect(url, { sessionToken: stored.value.sessionToken })
+  return { ...connection, session: stored.value } satisfies SignedIn
 })
 
 /**

@@ -4,13 +4,17 @@
  * API) when it sent one.
  *
  * Usage errors take the same one-line form through {@link presenter};
- * `Command.run` sets their exit code (1) itself.
+ * `Command.run` sets their exit code (1) itself. The CLI's own messages name
+ * commands as the user runs them (`pnpm cli login` from a checkout).
  */
 import { Console, Data, Effect, Predicate, Runtime, Schema } from "effect"
 import { CliError, CliOutput } from "effect/cli"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Invocation from "./Invocation.ts"
 import { printable } from "./Output.ts"
+import * as Transport from "./Transport.ts"
 
 /** A failure already printed; it carries the exit code for `NodeRuntime.runMain`. */
 export class ReportedFailure extends Data.TaggedError("ReportedFailure")<{ readonly exitCode: number }> {
@@ -42,7 +46,10 @@ const describeHttp = (error: HttpClientError.HttpClientError): Effect.Effect<str
   const reason = error.reason
   switch (reason._tag) {
     case "TransportError":
-      return Effect.succeed(`cannot reach ${new URL(reason.request.url).origin}: is the service running?`)
+      return Effect.succeed(
+        Transport.timedOut(error)?.message ??
+          `cannot reach ${new URL(reason.request.url).origin}: is the service running?`
+      )
     case "StatusCodeError":
     case "DecodeError":
     case "EmptyBodyError":
@@ -52,14 +59,21 @@ const describeHttp = (error: HttpClientError.HttpClientError): Effect.Effect<str
   }
 }
 
-/** The one-line message for a failure. */
-export const messageOf = (error: unknown): Effect.Effect<string> => {
-  const fromServer = serverMessage(error)
-  if (fromServer !== undefined) return Effect.succeed(fromServer)
+/** The CLI's own message for a failure (naming commands as `agent-platform ...`). */
+const ownMessage = (error: unknown): Effect.Effect<string> => {
   if (HttpClientError.isHttpClientError(error)) return describeHttp(error)
   if (Schema.isSchemaError(error)) return Effect.succeed(`unexpected data: ${error.message}`)
   if (Predicate.hasProperty(error, "message") && Predicate.isString(error.message)) return Effect.succeed(error.message)
   return Effect.succeed(String(error))
+}
+
+/** The one-line message for a failure: the server's own, or the CLI's naming commands as the user runs them. */
+export const messageOf = (error: unknown): Effect.Effect<string> => {
+  const fromServer = serverMessage(error)
+  if (fromServer !== undefined) return Effect.succeed(fromServer)
+  return Effect.gen(function*() {
+    return Invocation.rename(yield* ownMessage(error), yield* Invocation.Invocation)
+  })
 }
 
 /** Prints the failure's one line on stderr, for a command that carries on (an interactive chat). */
@@ -68,24 +82,41 @@ export const show = (error: unknown): Effect.Effect<void> =>
     Effect.flatMap((message) => Console.error(`error: ${printable(message.replace(/\s*\n\s*/g, " "))}`))
   )
 
-/** Prints the failure and fails with a {@link ReportedFailure}; CLI usage errors pass through untouched. */
-export const report = (error: unknown): Effect.Effect<never, unknown> =>
+/**
+ * Prints the failure — told apart from "not an Agent Platform server" when
+ * the answer was none the API gives — and fails with a {@link ReportedFailure};
+ * CLI usage errors pass through untouched.
+ */
+export const report = (error: unknown): Effect.Effect<never, unknown, HttpClient.HttpClient | Transport.ChosenUrl> =>
   CliError.isCliError(error)
     ? Effect.fail(error)
-    : show(error).pipe(Effect.andThen(Effect.fail(new ReportedFailure({ exitCode: 1 }))))
+    : Transport.recognize(error).pipe(
+      Effect.flatMap(show),
+      Effect.andThen(Effect.fail(new ReportedFailure({ exitCode: 1 })))
+    )
 
 /**
  * Presents usage errors like every other failure — one line on stderr naming
  * where the usage is, not the whole help on stdout, which a script reading
- * `--json` output would take for data — and help and version as usual.
+ * `--json` output would take for data — and help and version as usual, all
+ * naming the command as `invocation`.
  */
-export const presenter: CliOutput.Presenter = {
-  present: (event) =>
-    event._tag === "InvalidInvocation"
-      ? Console.error(
-        `error: ${printable(event.errors.map((error) => error.message).join("; "))} (see \`${
-          event.commandPath.join(" ")
-        } --help\`)`
-      )
-      : CliOutput.defaultPresenter.present(event)
-}
+export const presenter = (invocation: string): CliOutput.Presenter => ({
+  present: (event) => {
+    switch (event._tag) {
+      case "InvalidInvocation":
+        return Console.error(
+          `error: ${printable(event.errors.map((error) => error.message).join("; "))} (see \`${
+            Invocation.rename(event.commandPath.join(" "), invocation)
+          } --help\`)`
+        )
+      case "Help":
+        return CliOutput.defaultPresenter.present({
+          ...event,
+          helpDoc: Invocation.renameInHelp(event.helpDoc, invocation)
+        })
+      default:
+        return CliOutput.defaultPresenter.present(event)
+    }
+  }
+})

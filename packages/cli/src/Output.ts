@@ -30,7 +30,9 @@ export const write = (text: string): Effect.Effect<void, OutputClosed, Stdio.Std
   Effect.gen(function*() {
     const stdio = yield* Stdio.Stdio
     yield* Stream.run(Stream.succeed(text), stdio.stdout())
-  }).pipe(Effect.mapError((cause) => new OutputClosed({ message: `cannot write to standard output: ${cause.message}` })))
+  }).pipe(
+    Effect.mapError((cause) => new OutputClosed({ message: `cannot write to standard output: ${cause.message}` }))
+  )
 
 /** Prints a value as one line of JSON (a stream of events, one per line). */
 export const jsonLine = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value))
@@ -59,6 +61,9 @@ export const fields = (pairs: ReadonlyArray<readonly [label: string, value: stri
 /** A nullable value, or `-`. */
 export const orDash = (value: string | number | null | undefined): string =>
   value === null || value === undefined ? "-" : String(value)
+
+/** A flag's value in a table: `yes` or `no`. */
+export const yesNo = (value: boolean): string => (value ? "yes" : "no")
 
 /** An ISO 8601 timestamp to the minute, in UTC (`2026-01-31 14:05`), or `-`. */
 export const minute = (iso: string | null | undefined): string =>

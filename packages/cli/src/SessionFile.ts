@@ -2,7 +2,8 @@
  * The session file: where `login` keeps `{ url, sessionToken, email }` for the
  * commands that follow — `$AGENT_PLATFORM_CONFIG`, else
  * `$XDG_CONFIG_HOME/agent-platform/config.json`, else
- * `~/.config/agent-platform/config.json`.
+ * `$HOME/.config/agent-platform/config.json` (the OS's home directory when
+ * HOME is unset).
  *
  * The token is a bearer credential, so the file is only ever readable by its
  * owner: mode 0600 in a directory created 0700.
@@ -29,7 +30,8 @@ export const location: Effect.Effect<string, never, Path.Path> = Effect.gen(func
   const explicit = yield* Config.option(Config.String("AGENT_PLATFORM_CONFIG"))
   if (Option.isSome(explicit)) return path.resolve(explicit.value)
   const configHome = yield* Config.option(Config.String("XDG_CONFIG_HOME"))
-  const base = Option.getOrElse(configHome, () => path.join(homedir(), ".config"))
+  const home = yield* Config.option(Config.String("HOME"))
+  const base = Option.getOrElse(configHome, () => path.join(Option.getOrElse(home, homedir), ".config"))
   return path.join(base, "agent-platform", "config.json")
 }).pipe(Effect.orDie)
 
@@ -58,7 +60,9 @@ export const read: Effect.Effect<Option.Option<StoredSession>, SessionFileError,
   )
 
 /** Stores the session, readable by its owner only. */
-export const write = (session: StoredSession): Effect.Effect<string, SessionFileError, FileSystem.FileSystem | Path.Path> =>
+export const write = (
+  session: StoredSession
+): Effect.Effect<string, SessionFileError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -82,7 +86,12 @@ export const remove: Effect.Effect<void, SessionFileError, FileSystem.FileSystem
   const fs = yield* FileSystem.FileSystem
   yield* fs.remove(yield* location, { force: true })
 }).pipe(
-  Effect.catchTag("PlatformError", (cause) =>
-    Effect.flatMap(location, (file) =>
-      Effect.fail(new SessionFileError({ message: `cannot delete ${file}: ${cause.message}` }))))
+  Effect.catchTag(
+    "PlatformError",
+    (cause) =>
+      Effect.flatMap(
+        location,
+        (file) => Effect.fail(new SessionFileError({ message: `cannot delete ${file}: ${cause.message}` }))
+      )
+  )
 )

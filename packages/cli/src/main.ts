@@ -1,15 +1,11 @@
-/** The admin CLI: `pnpm cli <command>` from the repository root. */
+/**
+ * The `agent-platform` CLI as a process: `pnpm cli <command>` from the
+ * repository root, or the `agent-platform` binary built from this file
+ * (`packages/cli/dist/agent-platform.mjs`, see scripts/bundle.mjs).
+ */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
-import { CliOutput, Command } from "effect/cli"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import { cli, version } from "./Cli.ts"
-import * as FailureReport from "./FailureReport.ts"
+import { program } from "./Program.ts"
 
-cli.pipe(
-  Command.run({ version }),
-  Effect.catch(FailureReport.report),
-  Effect.provide([NodeServices.layer, FetchHttpClient.layer, CliOutput.layerPresenter(FailureReport.presenter)]),
-  NodeRuntime.runMain
-)
+program.pipe(Effect.provide(NodeServices.layer), NodeRuntime.runMain)

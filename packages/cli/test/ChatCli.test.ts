@@ -1,22 +1,23 @@
 /**
  * `agent-platform chat` and `agent-platform knowledge`, the commands that act
- * as an API key: the real CLI as a child process against an in-process
- * server whose space, agent and key are set up through the admin SDK.
+ * as an API key: the CLI's program (run in-process, see CliProcess.ts) against
+ * an in-process server whose space, agent and key are set up through the
+ * admin SDK.
  */
+import { Chat } from "@agent-platform/domain"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Chat } from "@agent-platform/domain"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { ticketAction } from "../../server/test/Catalog.ts"
+import { refundPolicy } from "../../server/test/Documents.ts"
 import { jsonAnswer, localServer } from "../../server/test/LocalHttp.ts"
-import { createKey, serverSuite, TestServer, layer as testServer } from "../../server/test/TestServer.ts"
+import { createKey, layer as testServer, secondTenant, serverSuite, TestServer } from "../../server/test/TestServer.ts"
 import * as ChatTranscript from "../src/ChatTranscript.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
-import { refundPolicy } from "../../server/test/Documents.ts"
-import { ticketAction } from "../../server/test/Catalog.ts"
 
-
-const noKey = "error: no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with `agent-platform keys create`)\n"
+const noKey =
+  "error: no API key: pass --key sk_live_... or set AGENT_PLATFORM_API_KEY (create one with `agent-platform keys create`)\n"
 
 /**
  * A space with a primary support agent, a key bound to it (chat and files),
@@ -29,7 +30,12 @@ const world = Effect.gen(function*() {
   const code = `space-${crypto.randomUUID().slice(0, 8)}`
   const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
   const support = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Support", summary: "Customer support: orders, returns and refunds", is_primary: true }
+    payload: {
+      space_id: space.id,
+      name: "Support",
+      summary: "Customer support: orders, returns and refunds",
+      is_primary: true
+    }
   })
   const { key } = yield* createKey(["chat", "files"], { space_id: space.id, rate_limit_rpm: 10_000 })
   const keyClient = yield* server.client({ apiKey: key })
@@ -71,7 +77,10 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
         assert.strictEqual(ingested.code, 0, ingested.stderr)
         assert.strictEqual(ingested.stderr, "")
         const size = new TextEncoder().encode(refundPolicy).length
-        assert.match(ingested.stdout, new RegExp(`^refunds\\.md: pending…( processing…)? ready \\(${size} bytes\\)\\n$`))
+        assert.match(
+          ingested.stdout,
+          new RegExp(`^refunds\\.md: pending…( processing…)? ready \\(${size} bytes\\)\\n$`)
+        )
         const { files } = yield* w.keyClient.api.knowledge.list({ query: { agent_id: w.support.id } })
         assert.deepInclude(files[0], { filename: "refunds.md", status: "ready", size_bytes: size })
 
@@ -87,7 +96,16 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
       Effect.gen(function*() {
         const w = yield* world
         const path = w.file("hours.txt", "Our support desk is open from 8:00 to 18:00, Monday to Friday.")
-        const result = yield* w.runWithoutKey(["knowledge", "ingest", path, "--agent", w.support.id, "--key", w.key, "--json"])
+        const result = yield* w.runWithoutKey([
+          "knowledge",
+          "ingest",
+          path,
+          "--agent",
+          w.support.id,
+          "--key",
+          w.key,
+          "--json"
+        ])
         assert.strictEqual(result.code, 0, result.stderr)
         const file = JSON.parse(result.stdout)
         const { files } = yield* w.keyClient.api.knowledge.list({ query: { agent_id: w.support.id } })
@@ -153,11 +171,16 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
         assert.match(lines[0], /^ID +FILENAME +STATUS +BYTES +AGENT +UPLOADED +ERROR$/)
         assert.match(
           lines[1],
-          new RegExp(`^${accepted.file_id} +refunds\\.md +(pending|processing|ready) +\\d+ +${w.support.id} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +-$`)
+          new RegExp(
+            `^${accepted.file_id} +refunds\\.md +(pending|processing|ready) +\\d+ +${w.support.id} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +-$`
+          )
         )
         const json = yield* w.run(["knowledge", "list", "--agent", w.support.id, "--json"])
         const listed = yield* w.keyClient.api.knowledge.list({ query: { agent_id: w.support.id } })
-        assert.deepStrictEqual(JSON.parse(json.stdout).files.map((f: { id: string }) => f.id), listed.files.map((f) => f.id))
+        assert.deepStrictEqual(
+          JSON.parse(json.stdout).files.map((f: { id: string }) => f.id),
+          listed.files.map((f) => f.id)
+        )
 
         const deleted = yield* w.run(["knowledge", "delete", accepted.file_id])
         assert.strictEqual(deleted.code, 0, deleted.stderr)
@@ -174,7 +197,9 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
     it.effect("piped lines are one chat: the second message continues it (same chat_id, one history)", () =>
       Effect.gen(function*() {
         const w = yield* world
-        const result = yield* w.run(["chat", "--json"], { stdin: "hello there\nHow long does it take to get my refund?\n" })
+        const result = yield* w.run(["chat", "--json"], {
+          stdin: "hello there\nHow long does it take to get my refund?\n"
+        })
         assert.strictEqual(result.code, 0, result.stderr)
         const list = events(result.stdout)
         const infos = agentInfos(list)
@@ -193,7 +218,10 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
         const w = yield* world
         const target = yield* localServer(() => jsonAnswer(201, { ticket_id: "T-1", status: "open" }))
         const action = yield* w.admin.api.actionsAdmin.create({ payload: ticketAction(target.url) }).pipe(Effect.orDie)
-        yield* w.admin.api.agentsAdmin.assignActions({ params: { id: w.support.id }, payload: { action_ids: [action.id] } }).pipe(
+        yield* w.admin.api.agentsAdmin.assignActions({
+          params: { id: w.support.id },
+          payload: { action_ids: [action.id] }
+        }).pipe(
           Effect.orDie
         )
         const result = yield* w.run(["chat"], {
@@ -210,7 +238,10 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
         )
         assert.match(result.stdout, /^\[action create_ticket: ok 201\]$/m)
         assert.match(result.stdout, /^\[result create_ticket: \{"ticket_id":"T-1","status":"open"\}\]$/m)
-        assert.deepStrictEqual(JSON.parse(target.received[0].body), { title: "Printer on floor 3 is broken", priority: "high" })
+        assert.deepStrictEqual(JSON.parse(target.received[0].body), {
+          title: "Printer on floor 3 is broken",
+          priority: "high"
+        })
       }))
 
     it.effect("errors are one line and exit 1: an unknown space, a refused key", () =>
@@ -219,16 +250,39 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
         const space = yield* w.run(["chat", "--space", "nowhere", "--message", "hi"])
         assert.strictEqual(space.code, 1)
         assert.strictEqual(space.stdout, "")
-        assert.strictEqual(space.stderr, "error: space nowhere not found\n")
+        assert.strictEqual(
+          space.stderr,
+          "error: space nowhere not found: `agent-platform spaces list` shows the spaces; `agent-platform spaces create` and `agent-platform agents create` make one to chat in\n"
+        )
         const refused = yield* w.runWithoutKey(["chat", "--key", "sk_live_not-a-key", "--message", "hi"])
         assert.strictEqual(refused.code, 1)
         assert.strictEqual(refused.stderr, "error: Invalid or revoked API key.\n")
         // A script stops at the first failure: one error line, not one per message.
-        const piped = yield* run(["chat", "--key", "sk_live_not-a-key"], { AGENT_PLATFORM_URL: (yield* TestServer).baseUrl }, {
+        const piped = yield* run(["chat", "--key", "sk_live_not-a-key"], {
+          AGENT_PLATFORM_URL: (yield* TestServer).baseUrl
+        }, {
           stdin: "hi\nhello\n"
         })
         assert.strictEqual(piped.code, 1)
         assert.strictEqual(piped.stderr, "error: Invalid or revoked API key.\n")
+      }))
+  })
+
+  describe("a tenant with nothing to chat with", () => {
+    it.effect("says how to make a space and an agent, naming the commands", () =>
+      Effect.gen(function*() {
+        const other = yield* secondTenant()
+        const created = yield* other.client.api.keys.create({ payload: { name: "lonely", scopes: ["chat"] } })
+        const server = yield* TestServer
+        const result = yield* run(["chat", "--message", "hi"], {
+          AGENT_PLATFORM_URL: server.baseUrl,
+          AGENT_PLATFORM_API_KEY: created.key
+        })
+        assert.strictEqual(result.code, 1)
+        assert.strictEqual(
+          result.stderr,
+          "error: the tenant has no space to chat in: `agent-platform spaces list` shows the spaces; `agent-platform spaces create` and `agent-platform agents create` make one to chat in\n"
+        )
       }))
   })
 
@@ -269,7 +323,10 @@ describe("ChatTranscript", () => {
   const info = { type: "agent_info", agent_id: "a1", agent_name: "Support", chat_id: "c1" } as const
 
   it("writes tokens as they come and puts every other event on a line of its own", () => {
-    const alert = { type: "system_alert", data: { action_id: "x", action_name: "create_ticket", success: false, status_code: 502 } } as const
+    const alert = {
+      type: "system_alert",
+      data: { action_id: "x", action_name: "create_ticket", success: false, status_code: 502 }
+    } as const
     assert.strictEqual(
       showing([info, { text: "Done, " }, { text: "see below." }, alert, { text: "Sorry." }]),
       "Done, see below.\n[action create_ticket: failed 502]\nSorry.\n"

@@ -1,55 +1,28 @@
 /**
- * The `agent-platform` CLI, run as a child process (`node --import tsx
- * packages/cli/src/main.ts ...`) against an in-process server, each test with
- * its own session file in a temporary directory.
+ * The `agent-platform` CLI (run in-process, see CliProcess.ts) against an
+ * in-process server, each test with its own session file in a temporary
+ * directory: signing in and out, keys, users, audit, and how failures read —
+ * an unreachable, slow or foreign server, usage errors naming the command as
+ * the user typed it.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { ConfigProvider, Effect, Layer, Option, Queue, Terminal } from "effect"
-import { Command, TerminalCapabilities } from "effect/cli"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import { Effect, Option, Queue, Terminal } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, statSync, writeFileSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
 import { createServer } from "node:net"
 import { join } from "node:path"
+import { localServer } from "../../server/test/LocalHttp.ts"
 import {
   adminEmail,
   adminPassword,
   http,
+  layer as testServer,
   serverSuite,
-  TestServer,
-  layer as testServer
+  TestServer
 } from "../../server/test/TestServer.ts"
-import { cli, version } from "../src/Cli.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
-
-/** A CLI bound to one session file, as one user on one machine would have it. */
-const cliUser = Effect.gen(function*() {
-  const dir = yield* temporaryDirectory
-  const configFile = join(dir, "config", "agent-platform", "config.json")
-  const { baseUrl } = yield* TestServer
-  const env = { AGENT_PLATFORM_CONFIG: configFile }
-  return {
-    dir,
-    configFile,
-    baseUrl,
-    env,
-    run: (...args: ReadonlyArray<string>) => run(args, env),
-    login: (email = adminEmail, password = adminPassword) =>
-      run(["--url", baseUrl, "login", "--email", email, "--password", password], env)
-  }
-})
-
-/** A CLI user signed in as the bootstrap superadmin. */
-const signedInAdmin = Effect.gen(function*() {
-  const user = yield* cliUser
-  const login = yield* user.login()
-  assert.strictEqual(login.code, 0, login.stderr)
-  return user
-})
-
-const storedSession = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Record<string, string>
+import { cliUser, signedInAdmin, storedSession } from "./CliUser.ts"
 
 const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } })
 
@@ -68,7 +41,9 @@ const proxyAnswering = (status: number, contentType: string, body: string) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ readonly url: string; readonly close: () => void }>((resolve) => {
-        const server = createHttpServer((_request, response) => response.writeHead(status, { "content-type": contentType }).end(body))
+        const server = createHttpServer((_request, response) =>
+          response.writeHead(status, { "content-type": contentType }).end(body)
+        )
         server.listen(0, "127.0.0.1", () => {
           const address = server.address()
           const port = typeof address === "object" && address !== null ? address.port : 0
@@ -139,7 +114,12 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
         const server = yield* TestServer
         const admin = yield* server.admin
         yield* admin.api.admin.createUser({
-          payload: { email: "wrong-password@example.com", nombre: "Wrong", password: "Correct-Horse-9", role_id: "r_user" }
+          payload: {
+            email: "wrong-password@example.com",
+            nombre: "Wrong",
+            password: "Correct-Horse-9",
+            role_id: "r_user"
+          }
         })
         const user = yield* cliUser
         const result = yield* user.login("wrong-password@example.com", "not-the-password")
@@ -159,18 +139,10 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
       Effect.gen(function*() {
         const user = yield* cliUser
         const shown: Array<string> = []
-        yield* Command.runWith(cli, { version })(["--url", user.baseUrl, "login", "--email", adminEmail]).pipe(
-          Effect.provide(Layer.mergeAll(
-            Layer.succeed(Terminal.Terminal, typingTerminal(adminPassword, shown)),
-            FetchHttpClient.layer,
-            ConfigProvider.layer(ConfigProvider.fromUnknown({ AGENT_PLATFORM_CONFIG: user.configFile }))
-          ).pipe(Layer.provideMerge(NodeServices.layer))),
-          Effect.provideService(TerminalCapabilities.TerminalCapabilities, {
-            canColor: false,
-            canAnimate: false,
-            canPrompt: true
-          })
-        )
+        const result = yield* run(["--url", user.baseUrl, "login", "--email", adminEmail], user.env, {
+          terminal: typingTerminal(adminPassword, shown)
+        })
+        assert.strictEqual(result.code, 0, result.stderr)
         assert.match(shown.join(""), /Password/)
         assert.notInclude(shown.join(""), adminPassword)
         assert.strictEqual(storedSession(user.configFile).email, adminEmail)
@@ -181,7 +153,167 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
         const user = yield* cliUser
         const result = yield* user.run("--url", user.baseUrl, "login", "--email", adminEmail)
         assert.strictEqual(result.code, 1)
-        assert.strictEqual(result.stderr, "error: Missing required flag: --password (see `agent-platform login --help`)\n")
+        assert.strictEqual(
+          result.stderr,
+          "error: no password: pipe it to --password-stdin, or pass --password (see `agent-platform login --help`)\n"
+        )
+        assert.isFalse(existsSync(user.configFile))
+      }))
+  })
+
+  describe("login --password-stdin", () => {
+    it.effect("reads the password from standard input, without its final line break", () =>
+      Effect.gen(function*() {
+        const user = yield* cliUser
+        const result = yield* user.runWith(
+          { stdin: `${adminPassword}\r\n` },
+          "--url",
+          user.baseUrl,
+          "login",
+          "--email",
+          adminEmail,
+          "--password-stdin"
+        )
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.strictEqual(storedSession(user.configFile).email, adminEmail)
+      }))
+
+    it.effect("refuses empty standard input, and --password with --password-stdin, storing nothing", () =>
+      Effect.gen(function*() {
+        const user = yield* cliUser
+        const login = ["--url", user.baseUrl, "login", "--email", adminEmail, "--password-stdin"]
+        const empty = yield* user.runWith({ stdin: "" }, ...login)
+        assert.strictEqual(empty.code, 1)
+        assert.match(
+          empty.stderr,
+          /^error: no password on standard input: pipe it in.*\(see `agent-platform login --help`\)\n$/
+        )
+        const both = yield* user.runWith({ stdin: adminPassword }, ...login, "--password", adminPassword)
+        assert.strictEqual(both.code, 1)
+        assert.strictEqual(
+          both.stderr,
+          "error: pass either --password or --password-stdin, not both (see `agent-platform login --help`)\n"
+        )
+        assert.isFalse(existsSync(user.configFile))
+      }))
+  })
+
+  describe("hints name the command as it was run", () => {
+    it.effect("`pnpm cli ...` from a checkout, `npm run cli ...` with npm, `agent-platform ...` installed", () =>
+      Effect.gen(function*() {
+        const user = yield* cliUser
+        const as = (env: Record<string, string>) => run(["--url", user.baseUrl, "whoami"], { ...user.env, ...env })
+        const pnpm = yield* as({
+          npm_lifecycle_event: "cli",
+          npm_config_user_agent: "pnpm/10.34.9 npm/? node/v20.20.2 linux x64"
+        })
+        assert.strictEqual(pnpm.stderr, "error: not signed in: run `pnpm cli login`\n")
+        const npm = yield* as({
+          npm_lifecycle_event: "cli",
+          npm_config_user_agent: "npm/10.8.2 node/v20.20.2 linux x64"
+        })
+        assert.strictEqual(npm.stderr, "error: not signed in: run `npm run cli login`\n")
+        const installed = yield* as({})
+        assert.strictEqual(installed.stderr, "error: not signed in: run `agent-platform login`\n")
+      }))
+
+    it.effect("help and usage errors too", () =>
+      Effect.gen(function*() {
+        const env = { npm_lifecycle_event: "cli", npm_config_user_agent: "pnpm/10.34.9" }
+        const help = yield* run(["agents", "create", "--help"], env)
+        assert.strictEqual(help.code, 0, help.stderr)
+        assert.match(help.stdout, /pnpm cli agents create --space support --name Support/)
+        assert.notMatch(help.stdout, /(?<![@/])agent-platform agents/)
+        const usage = yield* run(["spaces", "create", "--code", "support"], env)
+        assert.strictEqual(usage.code, 1)
+        assert.strictEqual(usage.stderr, "error: Missing required flag: --name (see `pnpm cli spaces create --help`)\n")
+      }))
+
+    it.effect("the top-level help lists every command group", () =>
+      Effect.gen(function*() {
+        const help = yield* run(["--help"], {})
+        assert.strictEqual(help.code, 0, help.stderr)
+        for (
+          const command of [
+            "login",
+            "spaces",
+            "agents",
+            "actions",
+            "knowledge",
+            "chat",
+            "keys",
+            "webhooks",
+            "users",
+            "tenants",
+            "flags"
+          ]
+        ) {
+          assert.match(help.stdout, new RegExp(`^  ${command} `, "m"), command)
+        }
+        assert.match(help.stdout, /--timeout/)
+      }))
+  })
+
+  describe("a service that does not answer in time", () => {
+    it.effect("ends after --timeout seconds with one line saying so", () =>
+      Effect.gen(function*() {
+        const silent = yield* localServer(() => "hang")
+        const user = yield* cliUser
+        for (const args of [["health"], ["chat", "--key", "sk_live_x", "--message", "hi"]]) {
+          const result = yield* user.run("--url", silent.url, "--timeout", "0.5", ...args)
+          assert.strictEqual(result.code, 1, args.join(" "))
+          assert.strictEqual(
+            result.stderr,
+            `error: no answer from ${silent.url} within 0.5 s: the service may be overloaded or stuck; try again, or wait longer with --timeout SECONDS\n`,
+            args.join(" ")
+          )
+        }
+        assert.strictEqual(silent.received.length, 2)
+      }))
+
+    it.effect("--timeout must be a positive number of seconds", () =>
+      Effect.gen(function*() {
+        const user = yield* cliUser
+        const result = yield* user.run("--url", user.baseUrl, "--timeout", "0", "health")
+        assert.strictEqual(result.code, 1)
+        assert.match(result.stderr, /^error: .*timeout.*\(see `agent-platform health --help`\)\n$/)
+      }))
+  })
+
+  describe("a URL that is not an Agent Platform server", () => {
+    it.effect("says so, naming what GET /health answered, instead of a decoding error", () =>
+      Effect.gen(function*() {
+        const user = yield* cliUser
+        const website = yield* localServer(() => ({
+          status: 404,
+          body: "<html>Not Found</html>",
+          headers: { "content-type": "text/html; charset=utf-8" }
+        }))
+        const api = yield* localServer(() => ({
+          status: 200,
+          body: JSON.stringify({ ok: true }),
+          headers: { "content-type": "application/json" }
+        }))
+        for (const server of [website, api]) {
+          for (
+            const args of [["health"], ["login", "--email", adminEmail, "--password", adminPassword], [
+              "chat",
+              "--key",
+              "sk_live_x",
+              "--message",
+              "hi"
+            ]]
+          ) {
+            const result = yield* user.run("--url", server.url, ...args)
+            assert.strictEqual(result.code, 1, args.join(" "))
+            const [status, type] = server === website ? [404, "text/html"] : [200, "application/json"]
+            assert.strictEqual(
+              result.stderr,
+              `error: ${server.url} is not an Agent Platform server: GET /health answered HTTP ${status} (${type}) instead of its health report. Check --url or AGENT_PLATFORM_URL.\n`,
+              args.join(" ")
+            )
+          }
+        }
         assert.isFalse(existsSync(user.configFile))
       }))
   })
@@ -219,7 +351,10 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
         const other = `http://127.0.0.1:${yield* closedPort}`
         const result = yield* run(["whoami"], { ...user.env, AGENT_PLATFORM_URL: other })
         assert.strictEqual(result.code, 1)
-        assert.strictEqual(result.stderr, `error: not signed in to ${other}: run \`agent-platform login --url ${other}\`\n`)
+        assert.strictEqual(
+          result.stderr,
+          `error: not signed in to ${other}: run \`agent-platform login --url ${other}\`\n`
+        )
       }))
   })
 
@@ -255,7 +390,18 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
     it.effect("create prints the key once with a \"store it now\" line, and the key works", () =>
       Effect.gen(function*() {
         const user = yield* signedInAdmin
-        const result = yield* user.run("keys", "create", "--name", "cli widget", "--scope", "agents", "--scope", "chat", "--rpm", "120")
+        const result = yield* user.run(
+          "keys",
+          "create",
+          "--name",
+          "cli widget",
+          "--scope",
+          "agents",
+          "--scope",
+          "chat",
+          "--rpm",
+          "120"
+        )
         assert.strictEqual(result.code, 0, result.stderr)
         const keys = result.stdout.match(/sk_live_[0-9a-f]{64}/g) ?? []
         assert.strictEqual(keys.length, 1)
@@ -278,19 +424,40 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
     it.effect("list shows the key as a table, and with --json as the API's body", () =>
       Effect.gen(function*() {
         const user = yield* signedInAdmin
-        const created = JSON.parse((yield* user.run("keys", "create", "--json", "--name", "listed key", "--scope", "chat", "--scope", "agents", "--rpm", "42")).stdout)
+        const created = JSON.parse(
+          (yield* user.run(
+            "keys",
+            "create",
+            "--json",
+            "--name",
+            "listed key",
+            "--scope",
+            "chat",
+            "--scope",
+            "agents",
+            "--rpm",
+            "42"
+          )).stdout
+        )
         const table = yield* user.run("keys", "list")
         assert.strictEqual(table.code, 0, table.stderr)
         const lines = table.stdout.trimEnd().split("\n")
         assert.match(lines[0], /^ID +NAME +PREFIX +SCOPES +SPACE +RPM +ACTIVE +LAST USED +CREATED$/)
         const row = lines.find((line) => line.startsWith(created.id))
         assert.isDefined(row)
-        assert.match(row!, new RegExp(`^${created.id} +listed key +${created.prefix} +chat,agents +- +42 +yes +- +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d$`))
+        assert.match(
+          row!,
+          new RegExp(
+            `^${created.id} +listed key +${created.prefix} +chat,agents +- +42 +yes +- +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d$`
+          )
+        )
         assert.notInclude(table.stdout, created.key)
 
         const json = yield* user.run("keys", "list", "--json")
         assert.strictEqual(json.code, 0, json.stderr)
-        const body = yield* http("/v1/keys", { headers: { cookie: `Service-Token=${storedSession(user.configFile).sessionToken}` } })
+        const body = yield* http("/v1/keys", {
+          headers: { cookie: `Service-Token=${storedSession(user.configFile).sessionToken}` }
+        })
         const listed = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           listed.keys.find((key: { id: string }) => key.id === created.id),
@@ -302,7 +469,9 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
     it.effect("revoke: the key is refused (401) from then on", () =>
       Effect.gen(function*() {
         const user = yield* signedInAdmin
-        const created = JSON.parse((yield* user.run("--json", "keys", "create", "--name", "doomed", "--scope", "agents")).stdout)
+        const created = JSON.parse(
+          (yield* user.run("--json", "keys", "create", "--name", "doomed", "--scope", "agents")).stdout
+        )
         assert.notInclude([401, 403], (yield* http("/v1/agents", bearer(created.key))).status)
         const result = yield* user.run("keys", "revoke", created.id)
         assert.strictEqual(result.code, 0, result.stderr)
@@ -332,10 +501,33 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
     it.effect("creates a user who can then sign in; --json prints the API's body", () =>
       Effect.gen(function*() {
         const admin = yield* signedInAdmin
-        const created = yield* admin.run("users", "create", "--email", "ana@example.com", "--name", "Ana", "--role", "r_user", "--password", "Correct-Horse-9")
+        const created = yield* admin.run(
+          "users",
+          "create",
+          "--email",
+          "ana@example.com",
+          "--name",
+          "Ana",
+          "--role",
+          "r_user",
+          "--password",
+          "Correct-Horse-9"
+        )
         assert.strictEqual(created.code, 0, created.stderr)
         assert.include(created.stdout, "ana@example.com")
-        const json = yield* admin.run("--json", "users", "create", "--email", "bea@example.com", "--name", "Bea", "--role", "r_security_officer", "--password", "Correct-Horse-9")
+        const json = yield* admin.run(
+          "--json",
+          "users",
+          "create",
+          "--email",
+          "bea@example.com",
+          "--name",
+          "Bea",
+          "--role",
+          "r_security_officer",
+          "--password",
+          "Correct-Horse-9"
+        )
         assert.strictEqual(json.code, 0, json.stderr)
         const user = JSON.parse(json.stdout)
         assert.strictEqual(user.email, "bea@example.com")
@@ -351,9 +543,51 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
     it.effect("a password the policy refuses: exit 1 with the server's message", () =>
       Effect.gen(function*() {
         const admin = yield* signedInAdmin
-        const result = yield* admin.run("users", "create", "--email", "weak@example.com", "--name", "Weak", "--role", "r_user", "--password", "short")
+        const result = yield* admin.run(
+          "users",
+          "create",
+          "--email",
+          "weak@example.com",
+          "--name",
+          "Weak",
+          "--role",
+          "r_user",
+          "--password",
+          "short"
+        )
         assert.strictEqual(result.code, 1)
         assert.match(result.stderr, /^error: Password must have at least \d+ characters.*\n$/)
+      }))
+  })
+
+  describe("users list", () => {
+    it.effect("shows the tenant's users as a table, and with --json as the API's body", () =>
+      Effect.gen(function*() {
+        const admin = yield* signedInAdmin
+        const created = yield* admin.runWith(
+          { stdin: "Correct-Horse-9\n" },
+          "users",
+          "create",
+          "--email",
+          "listed@example.com",
+          "--name",
+          "Listed",
+          "--role",
+          "r_user",
+          "--password-stdin"
+        )
+        assert.strictEqual(created.code, 0, created.stderr)
+        const table = yield* admin.run("users", "list")
+        assert.strictEqual(table.code, 0, table.stderr)
+        const lines = table.stdout.trimEnd().split("\n")
+        assert.match(lines[0], /^ID +EMAIL +NAME +ROLE +ACTIVE +BLOCKED +MFA +LAST LOGIN +CREATED$/)
+        assert.isTrue(lines.some((line) => / listed@example\.com +Listed +r_user +yes +no +no +- +\d{4}-/.test(line)))
+        assert.isTrue(lines.some((line) => line.includes(` ${adminEmail} `)))
+        const json = JSON.parse((yield* admin.run("--json", "users", "list")).stdout)
+        const body = yield* http("/api/admin/users", {
+          headers: { cookie: `Service-Token=${storedSession(admin.configFile).sessionToken}` }
+        })
+        assert.deepStrictEqual(json, body.body)
       }))
   })
 
@@ -404,12 +638,15 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
         const tampered = yield* user.run("audit", "verify")
         assert.strictEqual(tampered.code, 1)
         assert.match(tampered.stdout, /^audit_logs +\d+ +[1-9]\d* +[0-9a-f-]{36}$/m)
-        assert.match(tampered.stderr, /^error: [1-9]\d* of \d+ audit entries do not verify \(first: [0-9a-f-]{36}\): the audit log was altered\n$/)
+        assert.match(
+          tampered.stderr,
+          /^error: [1-9]\d* of \d+ audit entries do not verify \(first: [0-9a-f-]{36}\): the audit log was altered\n$/
+        )
         const json = yield* user.run("audit", "verify", "--json")
         assert.strictEqual(json.code, 1)
         const body = JSON.parse(json.stdout)
         assert.isAbove(body.entries_invalid, 0)
         assert.include(json.stderr, body.first_invalid_id)
-      }))
+      }), 180_000)
   })
 })

@@ -76,6 +76,18 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", body, {
   description: "The resource's current state does not allow this operation."
 }) {}
 
+/** 405: the path exists, the method does not; the `Allow` header lists the methods it answers. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", body, {
+  httpApiStatus: 405,
+  description: "The path does not answer this method; `Allow` lists the ones it does."
+}) {}
+
+/** 408: the client did not send its request in time (slow headers or body). */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", body, {
+  httpApiStatus: 408,
+  description: "The request was not received in time."
+}) {}
+
 /** 412: the password expired or must be changed before signing in. */
 export class PasswordChangeRequired extends Schema.TaggedError<PasswordChangeRequired>()(
   "PasswordChangeRequired",
@@ -92,6 +104,30 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   description: "The request body exceeds the size limit."
 }) {}
 
+/** 414: the request URL is too long. */
+export class UriTooLong extends Schema.TaggedError<UriTooLong>()("UriTooLong", body, {
+  httpApiStatus: 414,
+  description: "The request URL exceeds 8 KiB."
+}) {}
+
+/** 415: the body is not JSON where JSON is expected. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", body, {
+  httpApiStatus: 415,
+  description: "The body's Content-Type is not JSON; send application/json."
+}) {}
+
+/** 429: one client address holds too many open connections. */
+export class TooManyConnections extends Schema.TaggedError<TooManyConnections>()("TooManyConnections", body, {
+  httpApiStatus: 429,
+  description: "Too many open connections from this address (MAX_CONNECTIONS_PER_IP)."
+}) {}
+
+/** 431: the request headers (with the request line) are too large. */
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", body, {
+  httpApiStatus: 431,
+  description: "The request headers exceed 16 KiB."
+}) {}
+
 /**
  * 429: a rate limit was exceeded. The response carries `Retry-After` and
  * `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` headers.
@@ -105,6 +141,12 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", body, {
   httpApiStatus: 501,
   description: "Declared in the contract but not implemented by this release."
+}) {}
+
+/** 500: a fault of the service; `error` carries the request id to report. */
+export class InternalServerError extends Schema.TaggedError<InternalServerError>()("InternalServerError", body, {
+  httpApiStatus: 500,
+  description: "The service failed; report the request id in `error` to the operator."
 }) {}
 
 /** 502: an upstream system failed. */

@@ -20,7 +20,7 @@ import {
   SessionRequired,
   Unauthenticated
 } from "./Errors.ts"
-import { CurrentPrincipal } from "./Principal.ts"
+import { type CurrentPrincipal, type Role, Roles } from "./Principal.ts"
 
 /** Scope names an API key may carry (spec table plus `scim`). */
 export const Scopes = [
@@ -38,6 +38,38 @@ export const Scopes = [
   "scim"
 ] as const
 export type Scope = typeof Scopes[number]
+
+/** The scopes every signed-in user's keys may carry: chatting and reading. */
+export const userScopes: ReadonlyArray<Scope> = ["chat", "agents", "agents:read", "knowledge:read", "actions:read"]
+
+/**
+ * The scopes a user's keys may carry, by the user's role: administrators
+ * (r_admin, r_superadmin) every scope, `scim` included; everyone else
+ * {@link userScopes}. A key works only while its owner is active, not
+ * blocked, and holds a role that allows every scope of the key.
+ */
+export const scopesByRole: Readonly<Record<Role, ReadonlyArray<Scope>>> = {
+  r_superadmin: Scopes,
+  r_admin: Scopes,
+  r_security_officer: userScopes,
+  r_space_admin: userScopes,
+  r_user: userScopes
+}
+
+/** Whether a user of `role` may hold a key with `scopes`. */
+export const mayHoldScopes = (role: Role, scopes: ReadonlyArray<string>): boolean =>
+  scopes.every((scope) => (scopesByRole[role] as ReadonlyArray<string>).includes(scope))
+
+/** Key management as a Markdown table, for the API description and the README. */
+export const keyModelTable = [
+  "| Signed-in user | Creates keys with the scopes | Lists and revokes |",
+  "|---|---|---|",
+  ...Roles.map((role) =>
+    `| ${role} | ${scopesByRole[role] === Scopes ? "every scope (scim included)" : scopesByRole[role].join(", ")} | ${
+      role === "r_admin" || role === "r_superadmin" ? "every key of the tenant" : "their own keys"
+    } |`
+  )
+].join("\n")
 
 /**
  * The scopes that grant an endpoint, any one of them being enough (a broad
@@ -67,9 +99,17 @@ export const rateLimitPerMinute: Record<RateLimitClass, number> = { chat: 60, in
  * The role a session endpoint needs: `user` any signed-in user, `admin`
  * r_admin or r_superadmin, `space_admin` an admin or an r_space_admin (whose
  * reach the service limits to their assigned spaces), `security_officer`
- * r_security_officer or r_superadmin, `superadmin` r_superadmin only.
+ * r_security_officer or r_superadmin, `superadmin` r_superadmin only,
+ * `platform_superadmin` the r_superadmin of the platform (bootstrap) tenant
+ * only (see `mayCreateTenants`).
  */
-export type RoleRequirement = "user" | "admin" | "space_admin" | "security_officer" | "superadmin"
+export type RoleRequirement =
+  | "user"
+  | "admin"
+  | "space_admin"
+  | "security_officer"
+  | "superadmin"
+  | "platform_superadmin"
 export const RequiredRole = Context.Reference<RoleRequirement>(
   "@agent-platform/domain/Security/RequiredRole",
   { defaultValue: () => "user" }

@@ -5,11 +5,11 @@
  * payload decoded with the domain's `ChatEvent` schema; `[DONE]` ends it.
  * Errors before the stream starts arrive as the API's typed errors.
  */
+import { Chat, Errors } from "@agent-platform/domain"
 import { Effect, Schema, Stream } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import { Chat, Errors } from "@agent-platform/domain"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 
 export interface ChatOptions {
@@ -55,7 +55,11 @@ export const chatStream = (
     if (response.status !== 200) {
       const body = yield* Effect.orElseSucceed(response.text, () => "")
       return yield* decodeRequestError(body).pipe(
-        Effect.catch(() => Effect.fail(new ChatStreamError({ error: `the server answered HTTP ${response.status}: ${body.slice(0, 200)}` }))),
+        Effect.catch(() =>
+          Effect.fail(
+            new ChatStreamError({ error: `the server answered HTTP ${response.status}: ${body.slice(0, 200)}` })
+          )
+        ),
         Effect.flatMap(Effect.fail)
       )
     }
@@ -77,7 +81,11 @@ export const chatStream = (
             Effect.mapError(() => new ChatStreamError({ error: `not a chat event: ${event.data.slice(0, 200)}` }))
           )
         ),
-        Stream.mapError((error) => error._tag === "ChatStreamError" ? error : new ChatStreamError({ error: `the stream broke: ${error.message}` }))
+        Stream.mapError((error) =>
+          error._tag === "ChatStreamError"
+            ? error
+            : new ChatStreamError({ error: `the stream broke: ${error.message}` })
+        )
       )
     })
   }))

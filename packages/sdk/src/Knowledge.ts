@@ -2,8 +2,8 @@
  * Waiting for an ingested document: ingestion is asynchronous (pending →
  * processing → ready, or failed), so integrators poll until the file settles.
  */
-import { Data, Duration, Effect, Schedule } from "effect"
 import type { Knowledge } from "@agent-platform/domain"
+import { Data, type Duration, Effect, Schedule } from "effect"
 import type { Connected } from "./Client.ts"
 
 /** The file did not settle in time, or failed; `file` is its last state. */
@@ -42,7 +42,8 @@ export const waitUntilReady = (
     }),
     Effect.timeoutOrElse({
       duration: options.timeout ?? "2 minutes",
-      orElse: () => Effect.fail(new IngestionNotReady({ file: undefined, message: "timed out waiting for the file to be ready" }))
+      orElse: () =>
+        Effect.fail(new IngestionNotReady({ file: undefined, message: "timed out waiting for the file to be ready" }))
     })
   )
 }

@@ -1,4 +1,7 @@
 export * from "./ChatStream.ts"
 export * from "./Client.ts"
+export * from "./Downloads.ts"
 export * from "./Knowledge.ts"
+export * from "./PlatformError.ts"
 export * from "./PromiseClient.ts"
+export * from "./RoomEvents.ts"

@@ -2,70 +2,86 @@
  * Composes the service: storage, the HTTP API and the scheduled workers, as
  * the process role asks (`all`, `api` or `jobs`).
  */
+import { Api } from "@agent-platform/domain"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, Logger, type Scope } from "effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
-import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
-import { Api } from "@agent-platform/domain"
-import { createServer } from "node:http"
-import { ModelNames } from "./Ai/ModelNames.ts"
-import { AuditLog } from "./Audit/AuditLog.ts"
-import { Health } from "./Health/Health.ts"
-import { HealthHttp } from "./Health/HealthHttp.ts"
-import { AuthenticationLive } from "./Identity/Authentication.ts"
-import { Passwords } from "./Identity/Passwords.ts"
-import { SessionSecret } from "./Identity/SessionSecret.ts"
-import { ServerConfig } from "./Platform/Config.ts"
-import { CronTicks, runWorker } from "./Platform/Cron.ts"
-import { Encryption } from "./Platform/Encryption.ts"
-import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
-import { CorsLive, HttpEdgeLive } from "./Platform/HttpEdge.ts"
-import { KeyValueLive } from "./Platform/KeyValue.ts"
-import { notImplementedGroup } from "./Platform/NotImplemented.ts"
-import { OutboundBreaker } from "./Platform/OutboundBreaker.ts"
-import { BootstrapLive } from "./Tenants/Bootstrap.ts"
-import { Tenants } from "./Tenants/Tenants.ts"
-import { AdminHttp, SpaceAdminHttp } from "./Admin/AdminHttp.ts"
-import { AuditHttp } from "./Audit/AuditHttp.ts"
-import { AuthHttp } from "./Auth/AuthHttp.ts"
-import { Mfa } from "./Auth/Mfa.ts"
-import { Sessions } from "./Auth/Sessions.ts"
-import { SignIn } from "./Auth/SignIn.ts"
-import { ApiKeys } from "./Keys/ApiKeys.ts"
-import { KeysHttp } from "./Keys/KeysHttp.ts"
-import { Notifications } from "./Platform/Notifications.ts"
-import { RateLimits } from "./Platform/RateLimits.ts"
-import { IpAllowlist } from "./SecurityPolicies/IpAllowlist.ts"
-import { PasswordPolicies } from "./SecurityPolicies/PasswordPolicies.ts"
-import { SecurityPoliciesHttp } from "./SecurityPolicies/SecurityPoliciesHttp.ts"
-import { SpaceAdmins } from "./SpaceAdmin/SpaceAdmins.ts"
-import { Users } from "./Users/Users.ts"
-import { UsersRepo } from "./Users/UsersRepo.ts"
+import { SpaceBinding } from "./Access/SpaceBinding.ts"
 import { ActionCatalog } from "./Actions/ActionCatalog.ts"
 import { ActionRunner } from "./Actions/ActionRunner.ts"
 import { ActionsAdminHttp, ActionsHttp } from "./Actions/ActionsHttp.ts"
 import { OutboundGuard } from "./Actions/OutboundGuard.ts"
 import { TenantSecrets } from "./Actions/TenantSecrets.ts"
+import { AdminHttp, SpaceAdminHttp } from "./Admin/AdminHttp.ts"
 import { Agents } from "./Agents/Agents.ts"
 import { AgentsAdminHttp, AgentsHttp } from "./Agents/AgentsHttp.ts"
-import { ActionsMcp } from "./Mcp/ActionsMcp.ts"
-import { McpAuth } from "./Mcp/McpAuth.ts"
-import { McpHttp } from "./Mcp/McpHttp.ts"
-import { WebhookDeliveryWorker } from "./Webhooks/WebhookDelivery.ts"
-import { WebhookSubscriptions } from "./Webhooks/WebhookSubscriptions.ts"
-import { WebhooksHttp } from "./Webhooks/WebhooksHttp.ts"
+import { ModelNames } from "./Ai/ModelNames.ts"
 import { EmbeddingModelLive, LanguageModelLive } from "./Ai/Models.ts"
+import { Adoption } from "./Audit/Adoption.ts"
+import { AuditHttp } from "./Audit/AuditHttp.ts"
+import { AuditLog } from "./Audit/AuditLog.ts"
+import { AuthHttp } from "./Auth/AuthHttp.ts"
+import { Mfa } from "./Auth/Mfa.ts"
+import { Sessions } from "./Auth/Sessions.ts"
+import { SignIn } from "./Auth/SignIn.ts"
+import { BlueprintsHttp } from "./Blueprints/BlueprintsHttp.ts"
 import { ChatActionsLive } from "./Chat/ChatActionsLive.ts"
 import { ChatHttp, UsageHttp } from "./Chat/ChatHttp.ts"
 import { ChatLive } from "./Chat/ChatLive.ts"
+import { Compliance } from "./Compliance/Compliance.ts"
+import { ComplianceHttp } from "./Compliance/ComplianceHttp.ts"
+import { FeatureGate } from "./Compliance/FeatureGate.ts"
+import { Corrections } from "./Corrections/Corrections.ts"
+import { CorrectionsHttp } from "./Corrections/CorrectionsHttp.ts"
+import { ApiReferenceLive } from "./Docs/ApiReference.ts"
+import { Exports } from "./Exports/Exports.ts"
+import { ExportsHttp } from "./Exports/ExportsHttp.ts"
+import { Health } from "./Health/Health.ts"
+import { HealthHttp } from "./Health/HealthHttp.ts"
+import { AuthenticationLive } from "./Identity/Authentication.ts"
+import { Passwords } from "./Identity/Passwords.ts"
+import { SessionSecret } from "./Identity/SessionSecret.ts"
+import { InboxHttp } from "./Inbox/InboxHttp.ts"
+import { ApiKeys } from "./Keys/ApiKeys.ts"
+import { KeysHttp } from "./Keys/KeysHttp.ts"
+import { VerifiedKeys } from "./Keys/VerifiedKeys.ts"
 import { IngestionWorker } from "./Knowledge/IngestionWorker.ts"
 import { KnowledgeHttp } from "./Knowledge/KnowledgeHttp.ts"
 import { KnowledgeLive } from "./Knowledge/KnowledgeLive.ts"
+import { ActionsMcp } from "./Mcp/ActionsMcp.ts"
+import { McpAuth } from "./Mcp/McpAuth.ts"
+import { McpHttp } from "./Mcp/McpHttp.ts"
+import { ServerConfig } from "./Platform/Config.ts"
+import { CronTicks, runWorker } from "./Platform/Cron.ts"
+import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
+import { Encryption } from "./Platform/Encryption.ts"
+import { CorsLive, HttpEdgeLive, makeNodeServer } from "./Platform/HttpEdge.ts"
+import { KeyValueLive } from "./Platform/KeyValue.ts"
+import { jsonStdoutLogger } from "./Platform/LogWriter.ts"
+import { Notifications } from "./Platform/Notifications.ts"
+import { OutboundBreaker } from "./Platform/OutboundBreaker.ts"
+import { RateLimits } from "./Platform/RateLimits.ts"
+import { PushDelivery } from "./Push/PushDelivery.ts"
+import { MeHttp, PushHttp } from "./Push/PushHttp.ts"
+import { RoomChatsHttp, RoomsHttp } from "./Rooms/RoomsHttp.ts"
+import { RoomsLive } from "./Rooms/RoomsLive.ts"
+import { ScimHttp, ScimLive, ScimRoleMappingsHttp } from "./Scim/ScimHttp.ts"
+import { IpAllowlist } from "./SecurityPolicies/IpAllowlist.ts"
+import { PasswordPolicies } from "./SecurityPolicies/PasswordPolicies.ts"
+import { SecurityPoliciesHttp } from "./SecurityPolicies/SecurityPoliciesHttp.ts"
+import { SpaceAdmins } from "./SpaceAdmin/SpaceAdmins.ts"
+import { BootstrapLive } from "./Tenants/Bootstrap.ts"
+import { Tenants } from "./Tenants/Tenants.ts"
+import { Users } from "./Users/Users.ts"
+import { UsersRepo } from "./Users/UsersRepo.ts"
+import { WebhookDeliveryWorker } from "./Webhooks/WebhookDelivery.ts"
+import { WebhooksHttp } from "./Webhooks/WebhooksHttp.ts"
+import { WebhookSubscriptions } from "./Webhooks/WebhookSubscriptions.ts"
 
 /** The database backend: PostgreSQL or embedded (tests bring their own). */
 export type DatabaseLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseMode, unknown, ServerConfig>
@@ -86,13 +102,24 @@ const makeCore = (database: DatabaseLayer) =>
 /** Identity and access: users, sessions, keys, policies, tenants. */
 const IdentityLive = Layer.mergeAll(SignIn.layer, Tenants.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Mfa.layer, ApiKeys.layer, SpaceAdmins.layer, Users.layer)),
-  Layer.provideMerge(Layer.mergeAll(UsersRepo.layer, PasswordPolicies.layer, IpAllowlist.layer, Sessions.layer))
+  Layer.provideMerge(
+    Layer.mergeAll(UsersRepo.layer, PasswordPolicies.layer, IpAllowlist.layer, Sessions.layer, VerifiedKeys.layer)
+  )
 )
 
 /** The catalog: agents, actions and their execution, tenant secrets, webhook subscriptions, MCP. */
 const CatalogLive = Layer.mergeAll(ActionsMcp.layer, McpAuth.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(Agents.layer, ActionCatalog.layer, TenantSecrets.layer, ActionRunner.layer, WebhookSubscriptions.layer)),
-  Layer.provideMerge(OutboundGuard.layer)
+  Layer.provideMerge(
+    Layer.mergeAll(
+      Agents.layer,
+      ActionCatalog.layer,
+      TenantSecrets.layer,
+      ActionRunner.layer,
+      WebhookSubscriptions.layer
+    )
+  ),
+  Layer.provideMerge(OutboundGuard.layer),
+  Layer.provideMerge(SpaceBinding.layer)
 )
 
 /** Chat and knowledge: the models, ingestion, retrieval, the chat engine (its actions run through the catalog's runner). */
@@ -102,10 +129,17 @@ const ChatKnowledgeLive = ChatLive.pipe(
   Layer.provideMerge(Layer.mergeAll(LanguageModelLive, EmbeddingModelLive))
 )
 
+/** Compliance, decision records, exports and adoption: they read what the features above record. */
+const ComplianceLive = Layer.mergeAll(Compliance.layer, Corrections.layer, Exports.layer, Adoption.layer).pipe(
+  Layer.provideMerge(FeatureGate.layer)
+)
+
 /** Services shared by the API and the workers. */
 export const makeServices = (database: DatabaseLayer) =>
-  ChatKnowledgeLive.pipe(
+  Layer.mergeAll(RoomsLive, ComplianceLive).pipe(
+    Layer.provideMerge(ChatKnowledgeLive),
     Layer.provideMerge(CatalogLive),
+    Layer.provideMerge(ScimLive),
     Layer.provideMerge(IdentityLive),
     Layer.provideMerge(makeCore(database))
   )
@@ -120,26 +154,30 @@ export const HandlersLive = Layer.mergeAll(
   ActionsHttp,
   ChatHttp,
   UsageHttp,
-  notImplementedGroup("scim"),
-  notImplementedGroup("rooms"),
-  notImplementedGroup("roomChats"),
-  notImplementedGroup("blueprints"),
-  notImplementedGroup("corrections"),
+  ScimHttp,
+  RoomsHttp,
+  RoomChatsHttp,
+  BlueprintsHttp,
+  CorrectionsHttp,
   WebhooksHttp,
-  notImplementedGroup("exports"),
+  ExportsHttp,
   SecurityPoliciesHttp,
   AuditHttp,
   SpaceAdminHttp,
-  notImplementedGroup("compliance"),
+  ComplianceHttp,
   AdminHttp,
   AgentsAdminHttp,
-  ActionsAdminHttp
+  ActionsAdminHttp,
+  ScimRoleMappingsHttp,
+  InboxHttp,
+  PushHttp,
+  MeHttp
 )
 
 /** The HTTP routes: the API, `/openapi.json`, `/docs`, `/mcp` and the edge middleware. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(Layer.provide(HandlersLive)),
-  HttpApiScalar.layer(Api, { path: "/docs" }),
+  ApiReferenceLive(Api, { path: "/docs" }),
   McpHttp,
   HttpEdgeLive,
   CorsLive
@@ -162,7 +200,12 @@ export const HttpServerLive = Layer.effect(
     // a request that arrives while the API is still being built would otherwise hang unanswered.
     const routes = yield* buildRoutes(Layer.provideMerge(RoutesLive, HttpRouter.layer))
     const handler = Context.get(routes, HttpRouter.HttpRouter).asHttpEffect()
-    const server = yield* NodeHttpServer.make(createServer, {
+    const server = yield* NodeHttpServer.make(() =>
+      makeNodeServer({
+        headersTimeoutMs: config.httpHeadersTimeoutMs,
+        requestTimeoutMs: config.httpRequestTimeoutMs,
+        maxConnectionsPerIp: config.maxConnectionsPerIp
+      }), {
       host: config.host,
       port: config.port,
       gracefulShutdownTimeout: "10 seconds"
@@ -183,13 +226,22 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
   const jobsSteps = [
     {
       name: "delete sessions ended over a day ago",
-      run: Effect.orDie(Effect.asVoid(sql`DELETE FROM sessions WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'`))
+      run: Effect.orDie(
+        Effect.asVoid(
+          sql`DELETE FROM sessions WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'`
+        )
+      )
     }
   ]
   const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
   const jobs = role === "api"
     ? Layer.empty
-    : Layer.mergeAll(runWorker("jobs", jobsSteps), WebhookDeliveryWorker.layer, IngestionWorker.layer)
+    : Layer.mergeAll(
+      runWorker("jobs", jobsSteps),
+      WebhookDeliveryWorker.layer,
+      IngestionWorker.layer,
+      PushDelivery.worker
+    )
   return Layer.mergeAll(api, jobs)
 }))
 
@@ -197,7 +249,7 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
 export const LoggingLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return Layer.mergeAll(
-    Logger.layer([config.logFormat === "json" ? Logger.consoleJson : Logger.consolePretty()]),
+    Logger.layer([config.logFormat === "json" ? jsonStdoutLogger() : Logger.consolePretty()]),
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 }))

@@ -6,13 +6,17 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Option, Runtime, Schema } from "effect"
-import { configProblem, serverConfig, ServerConfig } from "./Platform/Config.ts"
+import { createServer } from "node:net"
+import { configProblem, ServerConfig, serverConfig, type ServerConfigShape } from "./Platform/Config.ts"
 import { describeSchemaError } from "./Platform/SchemaErrors.ts"
 import { AppLive, LoggingLive } from "./Server.ts"
+import { bootstrapPasswordProblem } from "./Tenants/Bootstrap.ts"
 
 /** One line for a start-up failure the user can fix, or undefined for a bug. */
 const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined => {
-  const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string; readonly cause?: unknown } | undefined
+  const error = Cause.squash(cause) as
+    | { readonly _tag?: string; readonly message?: string; readonly cause?: unknown }
+    | undefined
   switch (error?._tag) {
     case "ConfigError":
       return `Invalid configuration: ${
@@ -20,7 +24,10 @@ const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined
       }`
     case "SessionSecretInvalid":
     case "DataDirLocked":
+    case "BootstrapPasswordRejected":
       return error.message
+    case "ServeError":
+      return `Cannot listen: ${error.message}`
     case "SqlError":
       return `Cannot reach the database: ${error.message}. Check DATABASE_URL, or unset it to use the embedded database.`
     case "RedisError":
@@ -42,9 +49,50 @@ const exitOnStartupFailure = (cause: Cause.Cause<unknown>) => {
   })
 }
 
+/** The address as a URL authority: `127.0.0.1:8080`, `[::1]:8080`. */
+const authority = (config: Pick<ServerConfigShape, "host" | "port">) =>
+  `${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+
+/**
+ * Why the service could not listen on HOST:PORT, found by opening and closing
+ * the port before the database is opened and the first tenant created: a busy
+ * port must not leave a half-made service behind.
+ */
+const listenProblem = (config: ServerConfigShape): Effect.Effect<string | undefined> =>
+  config.role === "jobs" || config.port === 0
+    ? Effect.succeed(undefined)
+    : Effect.callback<string | undefined>((resume) => {
+      const probe = createServer()
+      probe.once("error", (error: NodeJS.ErrnoException) => {
+        switch (error.code) {
+          case "EADDRINUSE":
+            return resume(Effect.succeed(
+              `Cannot listen on ${
+                authority(config)
+              }: the port is in use by another process (another \`pnpm start\`?). Stop it, or set PORT to a free port.`
+            ))
+          case "EACCES":
+            return resume(
+              Effect.succeed(`Cannot listen on ${authority(config)}: permission denied. Set PORT to 1024 or above.`)
+            )
+          case "EADDRNOTAVAIL":
+          case "ENOTFOUND":
+            return resume(
+              Effect.succeed(`Cannot listen on ${authority(config)}: HOST is not an address of this machine.`)
+            )
+          default:
+            return resume(Effect.succeed(`Cannot listen on ${authority(config)}: ${error.message}`))
+        }
+      })
+      probe.listen(
+        { host: config.host, port: config.port, exclusive: true },
+        () => probe.close(() => resume(Effect.succeed(undefined)))
+      )
+    })
+
 const program = Effect.gen(function*() {
   const config = yield* serverConfig
-  const problem = configProblem(config)
+  const problem = configProblem(config) ?? bootstrapPasswordProblem(config) ?? (yield* listenProblem(config))
   if (problem !== undefined) {
     return yield* Effect.sync(() => {
       console.error(problem)
@@ -53,7 +101,7 @@ const program = Effect.gen(function*() {
   }
   const serve = Effect.gen(function*() {
     if (config.role !== "jobs") {
-      const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+      const base = `http://${authority(config)}`
       yield* Effect.logInfo(`listening on ${base}: API reference ${base}/docs, contract ${base}/openapi.json`)
     }
     yield* Effect.logInfo(

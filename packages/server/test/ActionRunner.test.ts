@@ -3,13 +3,13 @@
  * rules 3–6, and the outbound safety of issue #4), against real local HTTP
  * servers and the test database.
  */
+import type { Actions } from "@agent-platform/domain"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Actions } from "@agent-platform/domain"
 import { ActionRunner, type Caller, type ExecuteInput } from "../src/Actions/ActionRunner.ts"
 import { OutboundGuard, refusalReason, refusedLookupCode } from "../src/Actions/OutboundGuard.ts"
 import { AuditLog } from "../src/Audit/AuditLog.ts"
@@ -17,7 +17,7 @@ import { canonicalJson } from "../src/Audit/CanonicalJson.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Encryption } from "../src/Platform/Encryption.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { serverSuite, layer as testServer } from "./TestServer.ts"
+import { layer as testServer, serverSuite } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
 // Local HTTP targets (see LocalHttp.ts)
@@ -53,7 +53,9 @@ const createAgent = (spaceId: string, actionIds: ReadonlyArray<string>) =>
     const sql = yield* SqlClient.SqlClient
     const [agent] = yield* sql<{ id: string }>`
       INSERT INTO agents (tenant_id, space_id, name) VALUES (${yield* tenantId}, ${spaceId}, 'Agent') RETURNING id`
-    for (const actionId of actionIds) yield* sql`INSERT INTO agent_actions (agent_id, action_id) VALUES (${agent.id}, ${actionId})`
+    for (
+      const actionId of actionIds
+    ) yield* sql`INSERT INTO agent_actions (agent_id, action_id) VALUES (${agent.id}, ${actionId})`
     return agent.id
   })
 
@@ -72,7 +74,9 @@ const createAction = (spec: ActionSpec) =>
     const [row] = yield* sql<{ id: string }>`
       INSERT INTO actions (tenant_id, name, http_method, url, headers, parameters, is_active)
       VALUES (${yield* tenantId}, ${name}, ${spec.method ?? "GET"}, ${spec.url},
-              ${JSON.stringify(spec.headers ?? {})}::jsonb, ${JSON.stringify(spec.parameters ?? [])}::jsonb, ${spec.isActive ?? true})
+              ${JSON.stringify(spec.headers ?? {})}::jsonb, ${JSON.stringify(spec.parameters ?? [])}::jsonb, ${
+      spec.isActive ?? true
+    })
       RETURNING id`
     return { id: row.id, name }
   })
@@ -82,7 +86,9 @@ const putSecret = (name: string, value: string) =>
     const sql = yield* SqlClient.SqlClient
     const encryption = yield* Encryption
     yield* sql`
-      INSERT INTO tenant_secrets (tenant_id, name, ciphertext) VALUES (${yield* tenantId}, ${name}, ${encryption.encrypt(value)})
+      INSERT INTO tenant_secrets (tenant_id, name, ciphertext) VALUES (${yield* tenantId}, ${name}, ${
+      encryption.encrypt(value)
+    })
       ON CONFLICT (tenant_id, name) DO UPDATE SET ciphertext = EXCLUDED.ciphertext`
   })
 
@@ -95,10 +101,18 @@ const param = (name: string, type: Actions.ParameterType, required: boolean): Ac
 
 const unboundKey: Caller = { kind: "key", keyId: crypto.randomUUID(), spaceId: null }
 
-const execute = (actionId: string, params: Record<string, unknown> = {}, caller: Caller = unboundKey, extra: Partial<ExecuteInput> = {}) =>
+const execute = (
+  actionId: string,
+  params: Record<string, unknown> = {},
+  caller: Caller = unboundKey,
+  extra: Partial<ExecuteInput> = {}
+) =>
   Effect.gen(function*() {
     const runner = yield* ActionRunner
-    return yield* runner.execute({ tenantId: yield* tenantId, caller, actionId, params, supervision: "autonomous", ...extra })
+    const trigger: ExecuteInput["trigger"] = caller.kind === "key"
+      ? { type: "key", keyId: caller.keyId, channel: "direct" }
+      : { type: "user", userId: caller.userId, channel: "direct" }
+    return yield* runner.execute({ tenantId: yield* tenantId, caller, actionId, params, trigger, ...extra })
   })
 
 /** The failure of an execution that must fail. */
@@ -112,7 +126,9 @@ const servicesFor = (env: Record<string, string>) =>
     ActionRunner.layer.pipe(
       Layer.provideMerge(OutboundGuard.layer),
       Layer.provideMerge(ServerConfig.layer),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ACTIONS_ALLOW_PRIVATE_NETWORKS: "true", ...env })))
+      Layer.provide(
+        ConfigProvider.layer(ConfigProvider.fromUnknown({ ACTIONS_ALLOW_PRIVATE_NETWORKS: "true", ...env }))
+      )
     ),
     testServer(env)
   )
@@ -185,7 +201,11 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
 
     it.effect("a text answer comes back as text", () =>
       Effect.gen(function*() {
-        const remote = yield* localServer(() => ({ status: 200, body: "pong", headers: { "content-type": "text/plain" } }))
+        const remote = yield* localServer(() => ({
+          status: 200,
+          body: "pong",
+          headers: { "content-type": "text/plain" }
+        }))
         const action = yield* createAction({ url: remote.url })
         assert.strictEqual((yield* execute(action.id)).response, "pong")
       }))
@@ -310,7 +330,11 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({
           url: `${remote.url}/orders/{order_id}?source=platform`,
-          parameters: [param("order_id", "string", true), param("status", "string", false), param("tags", "array", false)]
+          parameters: [
+            param("order_id", "string", true),
+            param("status", "string", false),
+            param("tags", "array", false)
+          ]
         })
         yield* execute(action.id, { order_id: "A/7 b", status: "open", tags: ["x", "y"], not_declared: "dropped" })
         const [request] = remote.received
@@ -347,7 +371,10 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
       Effect.gen(function*() {
         yield* putSecret("CRM_TOKEN", "s3cr3t-value")
         const remote = yield* localServer(() => jsonAnswer(200, {}))
-        const action = yield* createAction({ url: remote.url, headers: { Authorization: "Bearer {{secret:CRM_TOKEN}}", "X-Static": "1" } })
+        const action = yield* createAction({
+          url: remote.url,
+          headers: { Authorization: "Bearer {{secret:CRM_TOKEN}}", "X-Static": "1" }
+        })
         yield* execute(action.id)
         assert.strictEqual(remote.received[0].headers.authorization, "Bearer s3cr3t-value")
         assert.strictEqual(remote.received[0].headers["x-static"], "1")
@@ -356,7 +383,10 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
     it.effect("a reference to a secret that is not set fails clearly without calling", () =>
       Effect.gen(function*() {
         const remote = yield* localServer(() => jsonAnswer(200, {}))
-        const action = yield* createAction({ url: remote.url, headers: { Authorization: "Bearer {{secret:NOT_SET_ANYWHERE}}" } })
+        const action = yield* createAction({
+          url: remote.url,
+          headers: { Authorization: "Bearer {{secret:NOT_SET_ANYWHERE}}" }
+        })
         const failure = yield* failureOf(execute(action.id))
         assert.strictEqual(failure._tag, "ActionFailed")
         if (failure._tag !== "ActionFailed") return
@@ -374,14 +404,24 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const [subscription] = yield* sql<{ id: string }>`
           INSERT INTO webhook_subscriptions (tenant_id, name, url) VALUES (${tenant}, 'all events', 'https://example.com/hook')
           RETURNING id`
-        const remote = yield* localServer((request) => (request.url.startsWith("/ok") ? jsonAnswer(200, { ok: true }) : jsonAnswer(500, {})))
-        const ok = yield* createAction({ url: `${remote.url}/ok`, parameters: [param("b", "integer", false), param("a", "string", false)] })
+        const remote = yield* localServer((
+          request
+        ) => (request.url.startsWith("/ok") ? jsonAnswer(200, { ok: true }) : jsonAnswer(500, {})))
+        const ok = yield* createAction({
+          url: `${remote.url}/ok`,
+          parameters: [param("b", "integer", false), param("a", "string", false)]
+        })
         const broken = yield* createAction({ url: `${remote.url}/broken` })
         const userCaller: Caller = { kind: "user", userId: crypto.randomUUID() }
         const params = { b: 2, a: "x" }
 
         yield* execute(ok.id, params, unboundKey)
-        yield* failureOf(execute(broken.id, {}, userCaller, { supervision: "human_confirmed", chatId: "chat-1" }))
+        const confirmer = { type: "user" as const, userId: userCaller.kind === "user" ? userCaller.userId : "" }
+        yield* failureOf(execute(broken.id, {}, userCaller, {
+          trigger: { type: "agent", agentId: crypto.randomUUID(), channel: "chat", onBehalfOf: confirmer },
+          confirmation: { by: confirmer, text: "yes", at: new Date() },
+          chatId: "chat-1"
+        }))
 
         const executions = yield* sql<{
           action_id: string
@@ -446,7 +486,9 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const remote = yield* localServer(() => jsonAnswer(200, {}))
         const action = yield* createAction({ url: remote.url, parameters: [param("q", "string", true)] })
         yield* failureOf(execute(action.id, {}))
-        const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM action_executions WHERE action_id = ${action.id}`
+        const [{ n }] = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM action_executions WHERE action_id = ${action.id}`
         assert.strictEqual(n, 0)
       }))
   })
@@ -482,7 +524,16 @@ layer(servicesFor({ ...env, ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSu
 
     it.effect("private, metadata and IPv4-mapped targets are refused, and schemes other than http(s)", () =>
       Effect.gen(function*() {
-        for (const url of ["http://10.0.0.8/", "http://169.254.169.254/latest/meta-data", "http://[::ffff:127.0.0.1]/", "http://[fd00:ec2::254]/", "file:///etc/passwd", "ftp://example.com/"]) {
+        for (
+          const url of [
+            "http://10.0.0.8/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[fd00:ec2::254]/",
+            "file:///etc/passwd",
+            "ftp://example.com/"
+          ]
+        ) {
           const action = yield* createAction({ url })
           const failure = yield* failureOf(execute(action.id))
           assert.strictEqual(failure._tag, "ActionFailed", url)
@@ -509,8 +560,8 @@ layer(servicesFor({ ...env, ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSu
           "172.20.0.1": "private",
           "192.168.1.1": "private",
           "100.64.0.1": "carrier-grade NAT",
-          "169.254.169.254": "metadata",
-          "fd00:ec2::254": "metadata",
+          "169.254.169.254": "cloud metadata",
+          "fd00:ec2::254": "unique local",
           "169.254.10.1": "link-local",
           "fe80::1": "link-local",
           "fc00::1": "unique local",
@@ -521,7 +572,9 @@ layer(servicesFor({ ...env, ACTIONS_ALLOW_PRIVATE_NETWORKS: "false" }), serverSu
           "::ffff:10.0.0.1": "private",
           "64:ff9b::7f00:1": "loopback"
         }
-        for (const [address, reason] of Object.entries(refused)) assert.include(refusalReason(address) ?? "", reason, address)
+        for (const [address, reason] of Object.entries(refused)) {
+          assert.include(refusalReason(address) ?? "", reason, address)
+        }
         for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "172.32.0.1"]) {
           assert.isUndefined(refusalReason(address), address)
         }

@@ -4,14 +4,26 @@
  * `/api/admin/actions` and `/api/admin/secrets` administration), through the
  * SDK against the test server and real local HTTP targets.
  */
+import type { ActionAdmin } from "@agent-platform/domain"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { ActionAdmin } from "@agent-platform/domain"
-import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { adminClient, bearer, createKey, http, json, keyClient, messageOf, secondTenant, serverSuite, sessionCookie, signIn, layer as testServer } from "./TestServer.ts"
 import { newAction, param, spaceWith } from "./Catalog.ts"
-
+import { jsonAnswer, localServer } from "./LocalHttp.ts"
+import {
+  adminClient,
+  bearer,
+  createKey,
+  http,
+  json,
+  keyClient,
+  layer as testServer,
+  messageOf,
+  secondTenant,
+  serverSuite,
+  sessionCookie,
+  signIn
+} from "./TestServer.ts"
 
 layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) => {
   describe("GET /v1/actions", () => {
@@ -86,22 +98,39 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.strictEqual(target.received[0].url, "/orgs/acme%20corp/tickets?status=open&limit=5")
         assert.strictEqual(target.received[0].headers.authorization, "Bearer s3cret-value")
         const sql = yield* SqlClient.SqlClient
-        const [execution] = yield* sql<{ caller_kind: string; caller_id: string; supervision: string; success: boolean }>`
+        const [execution] = yield* sql<
+          { caller_kind: string; caller_id: string; supervision: string; success: boolean }
+        >`
           SELECT caller_kind, caller_id, supervision, success FROM action_executions WHERE action_id = ${action.id}`
-        assert.deepStrictEqual({ ...execution }, { caller_kind: "key", caller_id: keyId, supervision: "autonomous", success: true })
+        assert.deepStrictEqual({ ...execution }, {
+          caller_kind: "key",
+          caller_id: keyId,
+          supervision: "autonomous",
+          success: true
+        })
       }))
 
     it.effect("200: POST sends the other params as a JSON body; a text answer is returned as text", () =>
       Effect.gen(function*() {
-        const target = yield* localServer(() => ({ status: 201, body: "created", headers: { "content-type": "text/plain" } }))
+        const target = yield* localServer(() => ({
+          status: 201,
+          body: "created",
+          headers: { "content-type": "text/plain" }
+        }))
         const action = yield* newAction({
           url: `${target.url}/items/{id}`,
           http_method: "POST",
           parameters: [param("id", "integer", true), param("tags", "array", false), param("meta", "object", false)]
         })
         const { key } = yield* createKey(["actions:execute"])
-        const response = yield* Effect.flatMap(keyClient(key), (c) =>
-          c.api.actions.execute({ params: { id: action.id }, payload: { params: { id: 7, tags: ["a"], meta: { x: true } } } }))
+        const response = yield* Effect.flatMap(
+          keyClient(key),
+          (c) =>
+            c.api.actions.execute({
+              params: { id: action.id },
+              payload: { params: { id: 7, tags: ["a"], meta: { x: true } } }
+            })
+        )
         assert.strictEqual(response.status_code, 201)
         assert.strictEqual(response.response, "created")
         assert.strictEqual(target.received[0].url, "/items/7")
@@ -117,7 +146,9 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         })
         const { key } = yield* createKey(["actions"])
         const error = yield* Effect.flatMap(keyClient(key), (c) =>
-          c.api.actions.execute({ params: { id: action.id }, payload: { params: { count: 1.5, flag: "yes" } } })).pipe(Effect.flip)
+          c.api.actions.execute({ params: { id: action.id }, payload: { params: { count: 1.5, flag: "yes" } } })).pipe(
+            Effect.flip
+          )
         assert.strictEqual(error._tag, "InvalidRequest")
         const message = messageOf(error)
         assert.include(message, "missing required parameter `email` (string)")
@@ -136,13 +167,29 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.match(notObject.body.error, /params/)
         const malformed = yield* http(`/v1/actions/${action.id}/execute`, json("POST", "{not json", bearer(key)))
         assert.strictEqual(malformed.status, 400)
-        const badId = yield* http(`/v1/actions/${encodeURIComponent("'; DROP TABLE actions;--")}/execute`, json("POST", {}, bearer(key)))
+        const badId = yield* http(
+          `/v1/actions/${encodeURIComponent("'; DROP TABLE actions;--")}/execute`,
+          json("POST", {}, bearer(key))
+        )
         assert.strictEqual(badId.status, 502)
         assert.strictEqual(badId.body.success, false)
-        const nulParam = yield* http(`/v1/actions/${action.id}/execute`, json("POST", { params: { q: "a\u0000b" } }, bearer(key)))
+        const nulParam = yield* http(
+          `/v1/actions/${action.id}/execute`,
+          json("POST", { params: { q: "a\u0000b" } }, bearer(key))
+        )
         assert.strictEqual(nulParam.status, 200)
         const cookie = yield* Effect.flatMap(adminClient, sessionCookie)
-        const nulName = yield* http("/api/admin/actions", json("POST", { name: "a\u0000b", description: "", http_method: "GET", url: "https://e.com", parameters: [], is_active: true }, { cookie }))
+        const nulName = yield* http(
+          "/api/admin/actions",
+          json("POST", {
+            name: "a\u0000b",
+            description: "",
+            http_method: "GET",
+            url: "https://e.com",
+            parameters: [],
+            is_active: true
+          }, { cookie })
+        )
         assert.strictEqual(nulName.status, 400)
         assert.match(nulName.body.error, /name: must not contain NUL/)
       }))
@@ -172,7 +219,10 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
       Effect.gen(function*() {
         const { key } = yield* createKey(["actions"])
         const id = crypto.randomUUID()
-        const error = yield* Effect.flatMap(keyClient(key), (c) => c.api.actions.execute({ params: { id }, payload: {} })).pipe(Effect.flip)
+        const error = yield* Effect.flatMap(
+          keyClient(key),
+          (c) => c.api.actions.execute({ params: { id }, payload: {} })
+        ).pipe(Effect.flip)
         assert.strictEqual(error._tag, "ActionFailed")
         if (error._tag !== "ActionFailed") return
         assert.strictEqual(error.success, false)
@@ -207,11 +257,14 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         const hanging = yield* localServer(() => "hang")
         const action = yield* newAction({ url: hanging.url })
         const { key } = yield* createKey(["actions"])
-        const error = yield* Effect.flatMap(keyClient(key), (c) => c.api.actions.execute({ params: { id: action.id }, payload: {} })).pipe(
-          Effect.flip
-        )
+        const error = yield* Effect.flatMap(keyClient(key), (c) =>
+          c.api.actions.execute({ params: { id: action.id }, payload: {} })).pipe(
+            Effect.flip
+          )
         assert.strictEqual(error._tag, "ActionFailed")
-        if (error._tag !== "ActionFailed") return
+        if (error._tag !== "ActionFailed") {
+          return
+        }
         assert.strictEqual(error.status_code, 504)
         assert.match(String(error.response), /did not answer within/)
       }))
@@ -219,9 +272,10 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
     it.effect("403 for a key with only actions:read", () =>
       Effect.gen(function*() {
         const { key } = yield* createKey(["actions:read"])
-        const error = yield* Effect.flatMap(keyClient(key), (c) => c.api.actions.execute({ params: { id: crypto.randomUUID() }, payload: {} })).pipe(
-          Effect.flip
-        )
+        const error = yield* Effect.flatMap(keyClient(key), (c) =>
+          c.api.actions.execute({ params: { id: crypto.randomUUID() }, payload: {} })).pipe(
+            Effect.flip
+          )
         assert.strictEqual(error._tag, "ScopeMissing")
         assert.match(messageOf(error), /`actions` or `actions:execute`/)
       }))
@@ -279,7 +333,10 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
           is_active: true,
           requires_confirmation: true
         })
-        const updated = yield* as.api.actionsAdmin.update({ params: { id: created.id }, payload: { description: "Opens a support ticket" } })
+        const updated = yield* as.api.actionsAdmin.update({
+          params: { id: created.id },
+          payload: { description: "Opens a support ticket" }
+        })
         assert.deepStrictEqual({ ...updated }, { ...created, description: "Opens a support ticket" })
         const deleted = yield* as.api.actionsAdmin.delete({ params: { id: created.id } })
         assert.isFalse(deleted.is_active)
@@ -302,24 +359,62 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         const as = yield* adminClient
         const attempt = (payload: Partial<typeof ActionAdmin.CreateAction.Type>) =>
           as.api.actionsAdmin.create({
-            payload: { name: "x", description: "", http_method: "GET", url: "https://example.com", parameters: [], is_active: true, ...payload }
+            payload: {
+              name: "x",
+              description: "",
+              http_method: "GET",
+              url: "https://example.com",
+              parameters: [],
+              is_active: true,
+              ...payload
+            }
           }).pipe(Effect.flip, Effect.map(messageOf))
-        assert.include(yield* attempt({ url: "https://example.com/{missing}" }), "url: the placeholder `{missing}` names no declared parameter")
-        assert.include(yield* attempt({ parameters: [param("a", "string", true), param("a", "number", false)] }), "parameters: `a` is declared twice")
+        assert.include(
+          yield* attempt({ url: "https://example.com/{missing}" }),
+          "url: the placeholder `{missing}` names no declared parameter"
+        )
+        assert.include(
+          yield* attempt({ parameters: [param("a", "string", true), param("a", "number", false)] }),
+          "parameters: `a` is declared twice"
+        )
         assert.include(yield* attempt({ url: "ftp://example.com/file" }), "url: must be an absolute http or https URL")
         assert.include(yield* attempt({ url: "/relative" }), "url: must be an absolute http or https URL")
-        assert.include(yield* attempt({ headers: { "bad header": "x" } }), "headers: `bad header` is not a valid HTTP header name")
+        assert.include(
+          yield* attempt({ headers: { "bad header": "x" } }),
+          "headers: `bad header` is not a valid HTTP header name"
+        )
         assert.include(yield* attempt({ headers: { "x-token": "{{secret:lower_case}}" } }), "is not a secret name")
         const cookie = yield* sessionCookie(as)
-        const schema = yield* http("/api/admin/actions", json("POST", { name: "x", description: "", http_method: "TRACE", url: "https://e.com", parameters: [], is_active: true }, { cookie }))
+        const schema = yield* http(
+          "/api/admin/actions",
+          json("POST", {
+            name: "x",
+            description: "",
+            http_method: "TRACE",
+            url: "https://e.com",
+            parameters: [],
+            is_active: true
+          }, { cookie })
+        )
         assert.strictEqual(schema.status, 400)
         assert.match(schema.body.error, /http_method/)
-        const paramType = yield* http("/api/admin/actions", json("POST", { name: "x", description: "", http_method: "GET", url: "https://e.com", parameters: [{ name: "p", type: "date", description: "", required: true }], is_active: true }, { cookie }))
+        const paramType = yield* http(
+          "/api/admin/actions",
+          json("POST", {
+            name: "x",
+            description: "",
+            http_method: "GET",
+            url: "https://e.com",
+            parameters: [{ name: "p", type: "date", description: "", required: true }],
+            is_active: true
+          }, { cookie })
+        )
         assert.strictEqual(paramType.status, 400)
         assert.match(paramType.body.error, /parameters/)
         // An update is checked against the merged action.
         const action = yield* newAction({ url: "https://example.com/{id}", parameters: [param("id", "string", true)] })
-        const error = yield* as.api.actionsAdmin.update({ params: { id: action.id }, payload: { parameters: [] } }).pipe(Effect.flip)
+        const error = yield* as.api.actionsAdmin.update({ params: { id: action.id }, payload: { parameters: [] } })
+          .pipe(Effect.flip)
         assert.strictEqual(error._tag, "InvalidRequest")
         assert.include(messageOf(error), "`{id}`")
       }))
@@ -330,19 +425,24 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         const other = yield* secondTenant()
         const theirs = yield* newAction({ url: "https://example.com" }, other.client)
         for (const id of [crypto.randomUUID(), "nope", theirs.id]) {
-          const update = yield* as.api.actionsAdmin.update({ params: { id }, payload: { name: "mine" } }).pipe(Effect.flip)
+          const update = yield* as.api.actionsAdmin.update({ params: { id }, payload: { name: "mine" } }).pipe(
+            Effect.flip
+          )
           const remove = yield* as.api.actionsAdmin.delete({ params: { id } }).pipe(Effect.flip)
           assert.deepStrictEqual([update._tag, remove._tag], ["NotFound", "NotFound"], id)
         }
-        const created = yield* http("/api/admin/actions", json("POST", {
-          name: "sneaky",
-          description: "",
-          http_method: "GET",
-          url: "https://example.com",
-          parameters: [],
-          is_active: true,
-          tenant_id: other.tenant.id
-        }, { cookie: yield* sessionCookie(as) }))
+        const created = yield* http(
+          "/api/admin/actions",
+          json("POST", {
+            name: "sneaky",
+            description: "",
+            http_method: "GET",
+            url: "https://example.com",
+            parameters: [],
+            is_active: true,
+            tenant_id: other.tenant.id
+          }, { cookie: yield* sessionCookie(as) })
+        )
         assert.strictEqual(created.status, 201)
         const { actions } = yield* other.client.api.actionsAdmin.list()
         assert.isFalse(actions.some((a) => a.id === created.body.id))
@@ -352,7 +452,9 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
       Effect.gen(function*() {
         assert.strictEqual((yield* http("/api/admin/actions")).status, 401)
         const as = yield* adminClient
-        yield* as.api.admin.createUser({ payload: { email: "actions-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" } })
+        yield* as.api.admin.createUser({
+          payload: { email: "actions-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" }
+        })
         const user = yield* signIn("actions-user@example.com", "Correct-Horse-9")
         const error = yield* user.api.actionsAdmin.list().pipe(Effect.flip)
         assert.strictEqual(error._tag, "RoleMissing")
@@ -370,7 +472,10 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         const value = `value-${crypto.randomUUID()}`
         const put = yield* as.api.actionsAdmin.putSecret({ params: { name: "CRM_TOKEN" }, payload: { value } })
         assert.strictEqual(put.name, "CRM_TOKEN")
-        const replaced = yield* as.api.actionsAdmin.putSecret({ params: { name: "CRM_TOKEN" }, payload: { value: `${value}-2` } })
+        const replaced = yield* as.api.actionsAdmin.putSecret({
+          params: { name: "CRM_TOKEN" },
+          payload: { value: `${value}-2` }
+        })
         assert.strictEqual(replaced.name, "CRM_TOKEN")
         const listed = yield* as.api.actionsAdmin.listSecrets()
         assert.deepStrictEqual(listed.secrets.filter((s) => s.name === "CRM_TOKEN").map((s) => s.name), ["CRM_TOKEN"])
@@ -383,8 +488,14 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.isTrue(removed.success)
         const again = yield* as.api.actionsAdmin.deleteSecret({ params: { name: "CRM_TOKEN" } }).pipe(Effect.flip)
         assert.strictEqual(again._tag, "NotFound")
-        const events = yield* sql<{ event: string }>`SELECT event FROM admin_audit_log WHERE target = 'tenant_secret:CRM_TOKEN' ORDER BY seq`
-        assert.deepStrictEqual(events.map((e) => e.event), ["tenant_secret.set", "tenant_secret.set", "tenant_secret.deleted"])
+        const events = yield* sql<
+          { event: string }
+        >`SELECT event FROM admin_audit_log WHERE target = 'tenant_secret:CRM_TOKEN' ORDER BY seq`
+        assert.deepStrictEqual(events.map((e) => e.event), [
+          "tenant_secret.set",
+          "tenant_secret.set",
+          "tenant_secret.deleted"
+        ])
       }))
 
     it.effect("400 for a name that is not UPPER_SNAKE_CASE or an empty value; secrets are per tenant", () =>
@@ -399,8 +510,12 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         assert.match(empty.body.error, /value/)
         yield* as.api.actionsAdmin.putSecret({ params: { name: "SHARED_NAME" }, payload: { value: "ours" } })
         const other = yield* secondTenant()
-        assert.isFalse((yield* other.client.api.actionsAdmin.listSecrets()).secrets.some((s) => s.name === "SHARED_NAME"))
-        const foreign = yield* other.client.api.actionsAdmin.deleteSecret({ params: { name: "SHARED_NAME" } }).pipe(Effect.flip)
+        assert.isFalse(
+          (yield* other.client.api.actionsAdmin.listSecrets()).secrets.some((s) => s.name === "SHARED_NAME")
+        )
+        const foreign = yield* other.client.api.actionsAdmin.deleteSecret({ params: { name: "SHARED_NAME" } }).pipe(
+          Effect.flip
+        )
         assert.strictEqual(foreign._tag, "NotFound")
       }))
   })

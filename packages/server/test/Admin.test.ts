@@ -1,7 +1,17 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { adminEmail, http, json, messageOf, secondTenant, serverSuite, signIn, TestServer, layer as testServer } from "./TestServer.ts"
+import {
+  adminEmail,
+  http,
+  json,
+  layer as testServer,
+  messageOf,
+  secondTenant,
+  serverSuite,
+  signIn,
+  TestServer
+} from "./TestServer.ts"
 
 layer(testServer(), serverSuite)("the admin surface", (it) => {
   it.effect("creates, lists and updates users; the password policy applies; emails are unique", () =>
@@ -27,9 +37,15 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       assert.includeMembers(listed.users.map((u) => u.email), [adminEmail, "ana@example.com"])
       const deactivated = yield* admin.api.admin.updateUser({ params: { id: created.id }, payload: { active: false } })
       assert.strictEqual(deactivated.active, false)
-      const login = yield* http("/api/auth/login", json("POST", { email: "ana@example.com", password: "Correct-Horse-9" }))
-      assert.strictEqual(login.status, 401)
-      const missing = yield* admin.api.admin.updateUser({ params: { id: "nope" }, payload: { active: true } }).pipe(Effect.flip)
+      // A deactivated account is refused with 403 (SCIM and the admin surface alike), once the password is right.
+      const login = yield* http(
+        "/api/auth/login",
+        json("POST", { email: "ana@example.com", password: "Correct-Horse-9" })
+      )
+      assert.strictEqual(login.status, 403)
+      const missing = yield* admin.api.admin.updateUser({ params: { id: "nope" }, payload: { active: true } }).pipe(
+        Effect.flip
+      )
       assert.strictEqual(missing._tag, "NotFound")
     }))
 
@@ -38,12 +54,15 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       const server = yield* TestServer
       const admin = yield* server.admin
       const token = yield* admin.sessionToken
-      const response = yield* http("/api/admin/users", json("POST", {
-        email: "nul@example.com",
-        nombre: "Nul\u0000Name",
-        password: "Correct-Horse-9",
-        role_id: "r_user"
-      }, { cookie: `Service-Token=${token}` }))
+      const response = yield* http(
+        "/api/admin/users",
+        json("POST", {
+          email: "nul@example.com",
+          nombre: "Nul\u0000Name",
+          password: "Correct-Horse-9",
+          role_id: "r_user"
+        }, { cookie: `Service-Token=${token}` })
+      )
       assert.strictEqual(response.status, 400)
       assert.strictEqual(response.body._tag, "InvalidRequest")
       assert.match(response.body.error, /NUL/)
@@ -55,7 +74,9 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       const admin = yield* server.admin
-      yield* admin.api.admin.createUser({ payload: { email: "plain@example.com", nombre: "Plain", password: "Correct-Horse-9", role_id: "r_user" } })
+      yield* admin.api.admin.createUser({
+        payload: { email: "plain@example.com", nombre: "Plain", password: "Correct-Horse-9", role_id: "r_user" }
+      })
       const plain = yield* signIn("plain@example.com", "Correct-Horse-9")
       const error = yield* plain.api.admin.listUsers().pipe(Effect.flip)
       assert.strictEqual(error._tag, "RoleMissing")
@@ -73,10 +94,15 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       const taken = yield* admin.api.admin.createSpace({ payload: { code: "sales", name: "Again" } }).pipe(Effect.flip)
       assert.strictEqual(taken._tag, "Conflict")
       // The SDK refuses the invalid code before sending; the server refuses it too.
-      const sdkRefusal = yield* admin.api.admin.createSpace({ payload: { code: "Has Spaces", name: "x" } }).pipe(Effect.flip)
+      const sdkRefusal = yield* admin.api.admin.createSpace({ payload: { code: "Has Spaces", name: "x" } }).pipe(
+        Effect.flip
+      )
       assert.strictEqual(sdkRefusal._tag, "SchemaError")
       const token = yield* admin.sessionToken
-      const bad = yield* http("/api/admin/spaces", json("POST", { code: "Has Spaces", name: "x" }, { cookie: `Service-Token=${token}` }))
+      const bad = yield* http(
+        "/api/admin/spaces",
+        json("POST", { code: "Has Spaces", name: "x" }, { cookie: `Service-Token=${token}` })
+      )
       assert.strictEqual(bad.status, 400)
       assert.match(bad.body.error, /^Invalid request body: code: must be lowercase letters/)
       const { spaces } = yield* admin.api.admin.listSpaces()
@@ -118,7 +144,10 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       const server = yield* TestServer
       const admin = yield* server.admin
       const mine = (yield* admin.api.admin.listUsers()).users[0]
-      const crossTenant = yield* other.client.api.admin.updateUser({ params: { id: mine.id }, payload: { blocked: true } }).pipe(Effect.flip)
+      const crossTenant = yield* other.client.api.admin.updateUser({
+        params: { id: mine.id },
+        payload: { blocked: true }
+      }).pipe(Effect.flip)
       assert.strictEqual(crossTenant._tag, "NotFound")
     }))
 
@@ -126,7 +155,9 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       const admin = yield* server.admin
-      const user = yield* admin.api.admin.createUser({ payload: { email: "spaceadmin@example.com", nombre: "SA", password: "Correct-Horse-9", role_id: "r_user" } })
+      const user = yield* admin.api.admin.createUser({
+        payload: { email: "spaceadmin@example.com", nombre: "SA", password: "Correct-Horse-9", role_id: "r_user" }
+      })
       const space = yield* admin.api.admin.createSpace({ payload: { code: "support", name: "Support" } })
       const assignment = yield* admin.api.spaceAdmin.assign({ payload: { user_id: user.id, space_id: space.id } })
       assert.strictEqual(assignment.space_code, "support")
@@ -136,7 +167,9 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
       assert.deepStrictEqual(assignments.filter((a) => a.user_id === user.id).map((a) => a.space_id), [space.id])
       const promoted = (yield* admin.api.admin.listUsers()).users.find((u) => u.id === user.id)!
       assert.strictEqual(promoted.role_id, "r_space_admin")
-      const unknown = yield* admin.api.spaceAdmin.assign({ payload: { user_id: crypto.randomUUID(), space_id: space.id } }).pipe(Effect.flip)
+      const unknown = yield* admin.api.spaceAdmin.assign({
+        payload: { user_id: crypto.randomUUID(), space_id: space.id }
+      }).pipe(Effect.flip)
       assert.strictEqual(unknown._tag, "NotFound")
     }))
 })
@@ -153,10 +186,15 @@ layer(testServer(), serverSuite)("GET /api/audit/verify", (it) => {
       assert.isNull(clean.first_invalid_id)
       assert.isTrue(clean.chains.audit_logs.entries_checked >= 2)
       assert.isTrue(clean.chains.admin_audit_log.entries_checked >= 1)
-      assert.strictEqual(clean.entries_checked, clean.chains.audit_logs.entries_checked + clean.chains.admin_audit_log.entries_checked)
+      assert.strictEqual(
+        clean.entries_checked,
+        clean.chains.audit_logs.entries_checked + clean.chains.admin_audit_log.entries_checked
+      )
 
       const sql = yield* SqlClient.SqlClient
-      const [target] = yield* sql<{ id: string }>`SELECT id FROM audit_logs WHERE event = 'key.created' ORDER BY seq LIMIT 1`
+      const [target] = yield* sql<
+        { id: string }
+      >`SELECT id FROM audit_logs WHERE event = 'key.created' ORDER BY seq LIMIT 1`
       yield* sql`UPDATE audit_logs SET data = jsonb_set(data, '{name}', '"tampered"') WHERE id = ${target.id}`
       const tampered = yield* admin.api.audit.verify()
       assert.strictEqual(tampered.entries_invalid, 1)
@@ -185,8 +223,17 @@ layer(testServer(), serverSuite)("GET /api/audit/verify", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       const admin = yield* server.admin
-      yield* admin.api.admin.createUser({ payload: { email: "officer@example.com", nombre: "Officer", password: "Correct-Horse-9", role_id: "r_security_officer" } })
-      yield* admin.api.admin.createUser({ payload: { email: "plainadmin@example.com", nombre: "Admin", password: "Correct-Horse-9", role_id: "r_admin" } })
+      yield* admin.api.admin.createUser({
+        payload: {
+          email: "officer@example.com",
+          nombre: "Officer",
+          password: "Correct-Horse-9",
+          role_id: "r_security_officer"
+        }
+      })
+      yield* admin.api.admin.createUser({
+        payload: { email: "plainadmin@example.com", nombre: "Admin", password: "Correct-Horse-9", role_id: "r_admin" }
+      })
       const officer = yield* signIn("officer@example.com", "Correct-Horse-9")
       const report = yield* officer.api.audit.verify()
       assert.isTrue(report.entries_checked > 0)

@@ -2,11 +2,23 @@
  * Agents (spec: `GET /v1/agents`, `GET /v1/agents/{id}`; issue #4: the
  * `/api/admin/agents` catalog), through the SDK against the test server.
  */
+import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import type * as Sdk from "@agent-platform/sdk"
-import { adminClient, createKey, http, json, keyClient, messageOf, secondTenant, serverSuite, sessionCookie, signIn, layer as testServer } from "./TestServer.ts"
+import {
+  adminClient,
+  createKey,
+  http,
+  json,
+  keyClient,
+  layer as testServer,
+  messageOf,
+  secondTenant,
+  serverSuite,
+  sessionCookie,
+  signIn
+} from "./TestServer.ts"
 
 const newSpace = (client?: Sdk.Connected) =>
   Effect.gen(function*() {
@@ -15,11 +27,20 @@ const newSpace = (client?: Sdk.Connected) =>
     return yield* as.api.admin.createSpace({ payload: { code, name: code } })
   }).pipe(Effect.orDie)
 
-const newAgent = (spaceId: string, fields: { readonly name?: string; readonly is_primary?: boolean } = {}, client?: Sdk.Connected) =>
+const newAgent = (
+  spaceId: string,
+  fields: { readonly name?: string; readonly is_primary?: boolean } = {},
+  client?: Sdk.Connected
+) =>
   Effect.gen(function*() {
     const as = client ?? (yield* adminClient)
     return yield* as.api.agentsAdmin.create({
-      payload: { space_id: spaceId, name: fields.name ?? "Helper", summary: "Helps", is_primary: fields.is_primary ?? false }
+      payload: {
+        space_id: spaceId,
+        name: fields.name ?? "Helper",
+        summary: "Helps",
+        is_primary: fields.is_primary ?? false
+      }
     })
   }).pipe(Effect.orDie)
 
@@ -27,10 +48,16 @@ const newAction = (name: string, isActive = true) =>
   Effect.gen(function*() {
     const as = yield* adminClient
     return yield* as.api.actionsAdmin.create({
-      payload: { name, description: `${name} description`, http_method: "GET", url: "https://example.com/x", parameters: [], is_active: isActive }
+      payload: {
+        name,
+        description: `${name} description`,
+        http_method: "GET",
+        url: "https://example.com/x",
+        parameters: [],
+        is_active: isActive
+      }
     })
   }).pipe(Effect.orDie)
-
 
 const auditEvents = (target: string) =>
   Effect.gen(function*() {
@@ -45,7 +72,9 @@ const spaceAdminOf = (spaceId: string) =>
     const as = yield* adminClient
     const email = `space-admin-${crypto.randomUUID().slice(0, 8)}@example.com`
     const password = "Space-Admin-Passw0rd"
-    const user = yield* as.api.admin.createUser({ payload: { email, nombre: "Space Admin", password, role_id: "r_user" } })
+    const user = yield* as.api.admin.createUser({
+      payload: { email, nombre: "Space Admin", password, role_id: "r_user" }
+    })
     yield* as.api.spaceAdmin.assign({ payload: { user_id: user.id, space_id: spaceId } })
     return yield* signIn(email, password)
   }).pipe(Effect.orDie)
@@ -62,8 +91,22 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const { agents } = yield* client.api.agents.list({ query: {} })
         const mine = agents.filter((a) => a.group_id === space.id)
         assert.deepStrictEqual(mine, [
-          { id: primary.id, name: "Front desk", summary: "Helps", is_primary: true, group_id: space.id, space_code: space.code },
-          { id: other.id, name: "Billing", summary: "Helps", is_primary: false, group_id: space.id, space_code: space.code }
+          {
+            id: primary.id,
+            name: "Front desk",
+            summary: "Helps",
+            is_primary: true,
+            group_id: space.id,
+            space_code: space.code
+          },
+          {
+            id: other.id,
+            name: "Billing",
+            summary: "Helps",
+            is_primary: false,
+            group_id: space.id,
+            space_code: space.code
+          }
         ])
       }))
 
@@ -121,7 +164,10 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const active = yield* newAction("restart-server")
         const inactive = yield* newAction("old-thing", false)
         const as = yield* adminClient
-        yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [active.id, inactive.id] } })
+        yield* as.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [active.id, inactive.id] }
+        })
         const sql = yield* SqlClient.SqlClient
         const [file] = yield* sql<{ id: string }>`
           INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_summary, status, size_bytes)
@@ -158,15 +204,18 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const space = yield* newSpace()
         const as = yield* adminClient
-        const response = yield* http("/api/admin/agents", json("POST", {
-          space_id: space.id,
-          name: "Concierge",
-          summary: "Greets",
-          is_primary: false,
-          always_on: true,
-          instructions: "Be kind",
-          tenant_id: "00000000-0000-0000-0000-000000000000"
-        }, { cookie: yield* sessionCookie(as) }))
+        const response = yield* http(
+          "/api/admin/agents",
+          json("POST", {
+            space_id: space.id,
+            name: "Concierge",
+            summary: "Greets",
+            is_primary: false,
+            always_on: true,
+            instructions: "Be kind",
+            tenant_id: "00000000-0000-0000-0000-000000000000"
+          }, { cookie: yield* sessionCookie(as) })
+        )
         assert.strictEqual(response.status, 201)
         assert.deepInclude(response.body, {
           space_id: space.id,
@@ -195,7 +244,10 @@ layer(testServer(), serverSuite)("agents", (it) => {
         assert.isTrue(second.is_primary)
         const as = yield* adminClient
         const primaries = () =>
-          Effect.map(as.api.agentsAdmin.list({ query: {} }), ({ agents }) => agents.filter((a) => a.is_primary).map((a) => a.id))
+          Effect.map(
+            as.api.agentsAdmin.list({ query: {} }),
+            ({ agents }) => agents.filter((a) => a.is_primary).map((a) => a.id)
+          )
         let current = yield* primaries()
         assert.includeMembers(current, [second.id, elsewhere.id])
         assert.notInclude(current, first.id)
@@ -226,24 +278,34 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const as = yield* adminClient
         const cookie = yield* sessionCookie(as)
         const space = yield* newSpace()
-        const bad = yield* http("/api/admin/agents", json("POST", { space_id: space.id, name: "", summary: "x", is_primary: false }, { cookie }))
+        const bad = yield* http(
+          "/api/admin/agents",
+          json("POST", { space_id: space.id, name: "", summary: "x", is_primary: false }, { cookie })
+        )
         assert.strictEqual(bad.status, 400)
         assert.match(bad.body.error, /name/)
-        const nul = yield* http("/api/admin/agents", json("POST", { space_id: space.id, name: "a\u0000b", summary: "x", is_primary: false }, { cookie }))
+        const nul = yield* http(
+          "/api/admin/agents",
+          json("POST", { space_id: space.id, name: "a\u0000b", summary: "x", is_primary: false }, { cookie })
+        )
         assert.strictEqual(nul.status, 400)
         assert.match(nul.body.error, /^Invalid request body: name: must not contain NUL/)
         const missing = yield* http("/api/admin/agents", json("POST", { space_id: space.id, summary: "x" }, { cookie }))
         assert.strictEqual(missing.status, 400)
         assert.match(missing.body.error, /^Invalid request body: name: Missing key/)
         for (const spaceId of [crypto.randomUUID(), "not-a-space"]) {
-          const error = yield* as.api.agentsAdmin.create({ payload: { space_id: spaceId, name: "x", summary: "", is_primary: false } }).pipe(
+          const error = yield* as.api.agentsAdmin.create({
+            payload: { space_id: spaceId, name: "x", summary: "", is_primary: false }
+          }).pipe(
             Effect.flip
           )
           assert.strictEqual(error._tag, "NotFound")
         }
         const other = yield* secondTenant()
         const theirSpace = yield* newSpace(other.client)
-        const foreign = yield* as.api.agentsAdmin.create({ payload: { space_id: theirSpace.id, name: "x", summary: "", is_primary: false } }).pipe(
+        const foreign = yield* as.api.agentsAdmin.create({
+          payload: { space_id: theirSpace.id, name: "x", summary: "", is_primary: false }
+        }).pipe(
           Effect.flip
         )
         assert.strictEqual(foreign._tag, "NotFound")
@@ -254,7 +316,9 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const anonymous = yield* http("/api/admin/agents")
         assert.strictEqual(anonymous.status, 401)
         const as = yield* adminClient
-        yield* as.api.admin.createUser({ payload: { email: "agents-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" } })
+        yield* as.api.admin.createUser({
+          payload: { email: "agents-user@example.com", nombre: "U", password: "Correct-Horse-9", role_id: "r_user" }
+        })
         const user = yield* signIn("agents-user@example.com", "Correct-Horse-9")
         const error = yield* user.api.agentsAdmin.list({ query: {} }).pipe(Effect.flip)
         assert.strictEqual(error._tag, "RoleMissing")
@@ -267,7 +331,10 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id, { name: "Before" })
         const as = yield* adminClient
-        const updated = yield* as.api.agentsAdmin.update({ params: { id: agent.id }, payload: { name: "After", instructions: null } })
+        const updated = yield* as.api.agentsAdmin.update({
+          params: { id: agent.id },
+          payload: { name: "After", instructions: null }
+        })
         assert.deepStrictEqual({ ...updated }, { ...agent, name: "After" })
         assert.deepStrictEqual(yield* auditEvents(`agent:${agent.id}`), ["agent.created", "agent.updated"])
       }))
@@ -294,7 +361,11 @@ layer(testServer(), serverSuite)("agents", (it) => {
         // The action itself stays in the catalog.
         const { actions } = yield* as.api.actionsAdmin.list()
         assert.isTrue(actions.some((a) => a.id === action.id))
-        assert.deepStrictEqual(yield* auditEvents(`agent:${agent.id}`), ["agent.created", "agent.actions_assigned", "agent.deleted"])
+        assert.deepStrictEqual(yield* auditEvents(`agent:${agent.id}`), [
+          "agent.created",
+          "agent.actions_assigned",
+          "agent.deleted"
+        ])
       }))
 
     it.effect("another tenant's agent is 404 to PATCH, DELETE and PUT actions", () =>
@@ -302,9 +373,15 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id)
         const other = yield* secondTenant()
-        const update = yield* other.client.api.agentsAdmin.update({ params: { id: agent.id }, payload: { name: "Mine now" } }).pipe(Effect.flip)
+        const update = yield* other.client.api.agentsAdmin.update({
+          params: { id: agent.id },
+          payload: { name: "Mine now" }
+        }).pipe(Effect.flip)
         const remove = yield* other.client.api.agentsAdmin.delete({ params: { id: agent.id } }).pipe(Effect.flip)
-        const assign = yield* other.client.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [] } }).pipe(Effect.flip)
+        const assign = yield* other.client.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [] }
+        }).pipe(Effect.flip)
         assert.deepStrictEqual([update._tag, remove._tag, assign._tag], ["NotFound", "NotFound", "NotFound"])
         const { key } = yield* createKey(["agents"])
         const client = yield* keyClient(key)
@@ -320,12 +397,21 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const a = yield* newAction("a-action")
         const b = yield* newAction("b-action")
         const as = yield* adminClient
-        const first = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [a.id, b.id, a.id] } })
+        const first = yield* as.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [a.id, b.id, a.id] }
+        })
         assert.sameMembers([...first.action_ids], [a.id, b.id])
-        const second = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [b.id] } })
+        const second = yield* as.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [b.id] }
+        })
         assert.deepStrictEqual(second.action_ids, [b.id])
         const unknownId = crypto.randomUUID()
-        const error = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [a.id, unknownId, "bogus"] } }).pipe(
+        const error = yield* as.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [a.id, unknownId, "bogus"] }
+        }).pipe(
           Effect.flip
         )
         assert.strictEqual(error._tag, "InvalidRequest")
@@ -338,9 +424,19 @@ layer(testServer(), serverSuite)("agents", (it) => {
         // Another tenant's action is unknown here.
         const other = yield* secondTenant()
         const theirs = yield* other.client.api.actionsAdmin.create({
-          payload: { name: "theirs", description: "", http_method: "GET", url: "https://example.com", parameters: [], is_active: true }
+          payload: {
+            name: "theirs",
+            description: "",
+            http_method: "GET",
+            url: "https://example.com",
+            parameters: [],
+            is_active: true
+          }
         })
-        const foreign = yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [theirs.id] } }).pipe(Effect.flip)
+        const foreign = yield* as.api.agentsAdmin.assignActions({
+          params: { id: agent.id },
+          payload: { action_ids: [theirs.id] }
+        }).pipe(Effect.flip)
         assert.strictEqual(foreign._tag, "InvalidRequest")
       }))
   })
@@ -357,19 +453,34 @@ layer(testServer(), serverSuite)("agents", (it) => {
         const listed = yield* spaceAdmin.api.agentsAdmin.list({ query: {} })
         assert.deepStrictEqual(listed.agents.map((a) => a.id), [ownAgent.id])
 
-        const created = yield* spaceAdmin.api.agentsAdmin.create({ payload: { space_id: mine.id, name: "New", summary: "", is_primary: true } })
+        const created = yield* spaceAdmin.api.agentsAdmin.create({
+          payload: { space_id: mine.id, name: "New", summary: "", is_primary: true }
+        })
         assert.strictEqual(created.space_id, mine.id)
-        const updated = yield* spaceAdmin.api.agentsAdmin.update({ params: { id: ownAgent.id }, payload: { summary: "Updated" } })
+        const updated = yield* spaceAdmin.api.agentsAdmin.update({
+          params: { id: ownAgent.id },
+          payload: { summary: "Updated" }
+        })
         assert.strictEqual(updated.summary, "Updated")
 
-        const createElsewhere = yield* spaceAdmin.api.agentsAdmin.create({ payload: { space_id: notMine.id, name: "x", summary: "", is_primary: false } })
+        const createElsewhere = yield* spaceAdmin.api.agentsAdmin.create({
+          payload: { space_id: notMine.id, name: "x", summary: "", is_primary: false }
+        })
           .pipe(Effect.flip)
         assert.strictEqual(createElsewhere._tag, "AccessDenied")
-        const listElsewhere = yield* spaceAdmin.api.agentsAdmin.list({ query: { space_id: notMine.id } }).pipe(Effect.flip)
+        const listElsewhere = yield* spaceAdmin.api.agentsAdmin.list({ query: { space_id: notMine.id } }).pipe(
+          Effect.flip
+        )
         assert.strictEqual(listElsewhere._tag, "AccessDenied")
-        const update = yield* spaceAdmin.api.agentsAdmin.update({ params: { id: foreignAgent.id }, payload: { name: "Taken" } }).pipe(Effect.flip)
+        const update = yield* spaceAdmin.api.agentsAdmin.update({
+          params: { id: foreignAgent.id },
+          payload: { name: "Taken" }
+        }).pipe(Effect.flip)
         const remove = yield* spaceAdmin.api.agentsAdmin.delete({ params: { id: foreignAgent.id } }).pipe(Effect.flip)
-        const assign = yield* spaceAdmin.api.agentsAdmin.assignActions({ params: { id: foreignAgent.id }, payload: { action_ids: [] } }).pipe(
+        const assign = yield* spaceAdmin.api.agentsAdmin.assignActions({
+          params: { id: foreignAgent.id },
+          payload: { action_ids: [] }
+        }).pipe(
           Effect.flip
         )
         assert.deepStrictEqual([update._tag, remove._tag, assign._tag], ["NotFound", "NotFound", "NotFound"])

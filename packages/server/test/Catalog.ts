@@ -1,7 +1,7 @@
 /** Catalog fixtures shared by the HTTP tests: actions, and spaces whose agent runs them. */
-import { Effect } from "effect"
 import type { ActionAdmin, Actions } from "@agent-platform/domain"
 import type * as Sdk from "@agent-platform/sdk"
+import { Effect } from "effect"
 import { adminClient } from "./TestServer.ts"
 
 /** A parameter described as `the <name>`. */
@@ -13,7 +13,10 @@ export const param = (name: string, type: Actions.ParameterType, required: boole
 })
 
 /** Creates an action (a GET with a random name unless `fields` say otherwise), as the admin or `as`. */
-export const newAction = (fields: Partial<typeof ActionAdmin.CreateAction.Type> & { readonly url: string }, as?: Sdk.Connected) =>
+export const newAction = (
+  fields: Partial<typeof ActionAdmin.CreateAction.Type> & { readonly url: string },
+  as?: Sdk.Connected
+) =>
   Effect.gen(function*() {
     const client = as ?? (yield* adminClient)
     return yield* client.api.actionsAdmin.create({
@@ -34,7 +37,9 @@ export const spaceWith = (actionIds: ReadonlyArray<string>) =>
     const as = yield* adminClient
     const code = `space-${crypto.randomUUID().slice(0, 8)}`
     const space = yield* as.api.admin.createSpace({ payload: { code, name: code } })
-    const agent = yield* as.api.agentsAdmin.create({ payload: { space_id: space.id, name: "Agent", summary: "", is_primary: true } })
+    const agent = yield* as.api.agentsAdmin.create({
+      payload: { space_id: space.id, name: "Agent", summary: "", is_primary: true }
+    })
     yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: actionIds } })
     return space
   }).pipe(Effect.orDie)

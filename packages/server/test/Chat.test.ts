@@ -6,16 +6,24 @@
  * call, a client that goes away, history and usage — through the SDK and raw
  * HTTP against the test server, with the embedded models.
  */
+import type { Chat } from "@agent-platform/domain"
+import * as Sdk from "@agent-platform/sdk"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import type { Chat } from "@agent-platform/domain"
-import * as Sdk from "@agent-platform/sdk"
-import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { bearer, createKey, http, json, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
-import { refundPolicy } from "./Documents.ts"
 import { ticketAction } from "./Catalog.ts"
-
+import { refundPolicy } from "./Documents.ts"
+import { jsonAnswer, localServer } from "./LocalHttp.ts"
+import {
+  bearer,
+  createKey,
+  http,
+  json,
+  layer as testServer,
+  secondTenant,
+  serverSuite,
+  TestServer
+} from "./TestServer.ts"
 
 /** A space with a primary support agent and a billing agent; the admin client and a chat key. */
 const world = Effect.gen(function*() {
@@ -24,12 +32,25 @@ const world = Effect.gen(function*() {
   const code = `space-${crypto.randomUUID().slice(0, 8)}`
   const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
   const support = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Support", summary: "Customer support: orders, returns and refunds", is_primary: true }
+    payload: {
+      space_id: space.id,
+      name: "Support",
+      summary: "Customer support: orders, returns and refunds",
+      is_primary: true
+    }
   })
   const travel = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Travel", summary: "Business travel: flights, hotels and trains", is_primary: false }
+    payload: {
+      space_id: space.id,
+      name: "Travel",
+      summary: "Business travel: flights, hotels and trains",
+      is_primary: false
+    }
   })
-  const { key } = yield* createKey(["chat", "files", "analytics", "agents"], { space_id: space.id, rate_limit_rpm: 10_000 })
+  const { key } = yield* createKey(["chat", "files", "analytics", "agents"], {
+    space_id: space.id,
+    rate_limit_rpm: 10_000
+  })
   return { admin, space, support, travel, key }
 }).pipe(Effect.orDie)
 
@@ -55,7 +76,8 @@ const sdkChat = (key: string, request: Chat.ChatRequest) =>
     return { events: list, info, text: Sdk.collectText(list) }
   })
 
-const ofType = (events: ReadonlyArray<Chat.ChatEvent>, type: string) => events.filter((e) => "type" in e && e.type === type)
+const ofType = (events: ReadonlyArray<Chat.ChatEvent>, type: string) =>
+  events.filter((e) => "type" in e && e.type === type)
 
 layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/completions", (it) => {
   it.effect("streams data: <json> events, agent_info first with X-Chat-Id, and data: [DONE] last", () =>
@@ -112,7 +134,9 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       const server = yield* TestServer
       const iterated: Array<Chat.ChatEvent> = yield* Effect.promise(async () => {
         const out: Array<Chat.ChatEvent> = []
-        for await (const event of Sdk.chat({ baseUrl: server.baseUrl, apiKey: w.key }, { message: "hello" })) out.push(event)
+        for await (const event of Sdk.chat({ baseUrl: server.baseUrl, apiKey: w.key }, { message: "hello" })) {
+          out.push(event)
+        }
         return out
       })
       assert.strictEqual((iterated[0] as { type: string }).type, "agent_info")
@@ -136,7 +160,9 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
         payload: { agent_id: w.support.id, filename: "refunds.md", content: refundPolicy }
       })
       assert.strictEqual(accepted.status, "pending")
-      const ready = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: accepted.file_id }, { timeout: "60 seconds" })
+      const ready = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: accepted.file_id }, {
+        timeout: "60 seconds"
+      })
       assert.strictEqual(ready.status, "ready")
       assert.strictEqual(ready.filename, "refunds.md")
       const answer = yield* sdkChat(w.key, { message: "How long does it take to get my refund?" })
@@ -151,9 +177,14 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       const w = yield* world
       const target = yield* localServer(() => jsonAnswer(201, { ticket_id: "T-1", status: "open" }))
       const action = yield* w.admin.api.actionsAdmin.create({ payload: ticketAction(target.url) })
-      yield* w.admin.api.agentsAdmin.assignActions({ params: { id: w.support.id }, payload: { action_ids: [action.id] } })
+      yield* w.admin.api.agentsAdmin.assignActions({
+        params: { id: w.support.id },
+        payload: { action_ids: [action.id] }
+      })
 
-      const first = yield* sdkChat(w.key, { message: "Please create a ticket with title: Printer on floor 3 is broken" })
+      const first = yield* sdkChat(w.key, {
+        message: "Please create a ticket with title: Printer on floor 3 is broken"
+      })
       const form = ofType(first.events, "component")[0] as Extract<Chat.ChatEvent, { type: "component" }>
       assert.strictEqual(form.component_name, "parameter_form")
       assert.deepInclude(form.props, { missing: ["priority"] })
@@ -165,9 +196,14 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
         type: "system_alert",
         data: { action_id: action.id, action_name: "create_ticket", success: true, status_code: 201 }
       }])
-      const card = ofType(second.events, "component").find((e) => (e as { component_name: string }).component_name === "action_result")
+      const card = ofType(second.events, "component").find((e) =>
+        (e as { component_name: string }).component_name === "action_result"
+      )
       assert.isDefined(card)
-      assert.deepStrictEqual(JSON.parse(target.received[0].body), { title: "Printer on floor 3 is broken", priority: "high" })
+      assert.deepStrictEqual(JSON.parse(target.received[0].body), {
+        title: "Printer on floor 3 is broken",
+        priority: "high"
+      })
 
       const server = yield* TestServer
       const keyClient = yield* server.client({ apiKey: w.key })
@@ -206,14 +242,22 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       const w = yield* world
       const server = yield* TestServer
       const keyClient = yield* server.client({ apiKey: w.key })
-      assert.strictEqual((yield* keyClient.api.chat.history({ params: { chatId: crypto.randomUUID() } }).pipe(Effect.flip))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* keyClient.api.chat.history({ params: { chatId: crypto.randomUUID() } }).pipe(Effect.flip))._tag,
+        "NotFound"
+      )
       const mine = yield* sdkChat(w.key, { message: "hello" })
       const other = yield* secondTenant()
       const space = yield* other.client.api.admin.createSpace({ payload: { code: "theirs", name: "Theirs" } })
-      yield* other.client.api.agentsAdmin.create({ payload: { space_id: space.id, name: "Theirs", summary: "", is_primary: true } })
+      yield* other.client.api.agentsAdmin.create({
+        payload: { space_id: space.id, name: "Theirs", summary: "", is_primary: true }
+      })
       const theirKey = yield* createKey(["chat"], { as: other.client })
       const theirClient = yield* server.client({ apiKey: theirKey.key })
-      assert.strictEqual((yield* theirClient.api.chat.history({ params: { chatId: mine.info.chat_id } }).pipe(Effect.flip))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* theirClient.api.chat.history({ params: { chatId: mine.info.chat_id } }).pipe(Effect.flip))._tag,
+        "NotFound"
+      )
       assert.strictEqual((yield* http(`/v1/chat/history/${mine.info.chat_id}`)).status, 401)
     }))
 
@@ -228,7 +272,11 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       assert.isTrue(usage.messages >= 2)
       assert.isTrue(usage.tokens.input > 0 && usage.tokens.output > 0)
       assert.strictEqual(usage.tokens.total, usage.tokens.input + usage.tokens.output)
-      assert.isTrue(usage.successful_action_executions >= 1)
+      // The key is bound to its space: it sees that space's usage only; the tenant's executions (earlier tests) show to an unbound key.
+      assert.deepStrictEqual(usage.by_space.map((s) => s.space_id), [w.space.id])
+      const { key: tenantWide } = yield* createKey(["analytics"])
+      const tenant = yield* (yield* server.client({ apiKey: tenantWide })).api.usage.get({ query: {} })
+      assert.isTrue(tenant.successful_action_executions >= 1)
       const mine = usage.by_space.find((s) => s.space_id === w.space.id)
       assert.isDefined(mine)
       assert.isTrue(mine!.messages >= 2)
@@ -252,15 +300,23 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("/v1/knowledge", (it
       }).pipe(Effect.flip)
       assert.strictEqual(unknownAgent._tag, "NotFound")
 
-      const accepted = yield* keyClient.api.knowledge.ingest({ payload: { agent_id: w.support.id, filename: "refunds.md", content: refundPolicy } })
+      const accepted = yield* keyClient.api.knowledge.ingest({
+        payload: { agent_id: w.support.id, filename: "refunds.md", content: refundPolicy }
+      })
       assert.deepInclude(accepted, { status: "pending" })
-      const ready = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: accepted.file_id }, { timeout: "60 seconds" })
+      const ready = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: accepted.file_id }, {
+        timeout: "60 seconds"
+      })
       assert.strictEqual(ready.size_bytes, new TextEncoder().encode(refundPolicy).length)
       assert.isAbove(ready.content_summary.length, 0)
       assert.match(ready.uploaded_at, /^\d{4}-\d{2}-\d{2}T/)
 
-      const binary = yield* keyClient.api.knowledge.ingest({ payload: { agent_id: w.support.id, filename: "image.png", content: "\u0000\u0001PNG" } })
-      const failed = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: binary.file_id }, { timeout: "60 seconds" }).pipe(Effect.flip)
+      const binary = yield* keyClient.api.knowledge.ingest({
+        payload: { agent_id: w.support.id, filename: "image.png", content: "\u0000\u0001PNG" }
+      })
+      const failed = yield* Sdk.waitUntilReady(keyClient, { agentId: w.support.id, fileId: binary.file_id }, {
+        timeout: "60 seconds"
+      }).pipe(Effect.flip)
       assert.strictEqual(failed._tag, "IngestionNotReady")
       const { files } = yield* keyClient.api.knowledge.list({ query: { agent_id: w.support.id } })
       const failedFile = files.find((f) => f.id === binary.file_id)!
@@ -269,7 +325,10 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("/v1/knowledge", (it
 
       const deleted = yield* keyClient.api.knowledge.delete({ params: { id: accepted.file_id } })
       assert.strictEqual(deleted.success, true)
-      assert.strictEqual((yield* keyClient.api.knowledge.delete({ params: { id: accepted.file_id } }).pipe(Effect.flip))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* keyClient.api.knowledge.delete({ params: { id: accepted.file_id } }).pipe(Effect.flip))._tag,
+        "NotFound"
+      )
       const after = yield* keyClient.api.knowledge.list({ query: { agent_id: w.support.id } })
       assert.isFalse(after.files.some((f) => f.id === accepted.file_id))
     }))
@@ -279,10 +338,16 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("/v1/knowledge", (it
       const w = yield* world
       const { key: reader } = yield* createKey(["knowledge:read"])
       assert.strictEqual((yield* http("/v1/knowledge", { headers: bearer(reader) })).status, 200)
-      const refused = yield* http("/v1/knowledge/ingest", json("POST", { agent_id: w.support.id, filename: "a.txt", content: "x" }, bearer(reader)))
+      const refused = yield* http(
+        "/v1/knowledge/ingest",
+        json("POST", { agent_id: w.support.id, filename: "a.txt", content: "x" }, bearer(reader))
+      )
       assert.strictEqual(refused.status, 403)
       const { key: writer } = yield* createKey(["knowledge:write"])
-      const ok = yield* http("/v1/knowledge/ingest", json("POST", { agent_id: w.support.id, filename: "a.txt", content: "hello" }, bearer(writer)))
+      const ok = yield* http(
+        "/v1/knowledge/ingest",
+        json("POST", { agent_id: w.support.id, filename: "a.txt", content: "hello" }, bearer(writer))
+      )
       assert.strictEqual(ok.status, 201)
     }))
 })

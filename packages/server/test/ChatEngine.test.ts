@@ -7,18 +7,18 @@
  * stream started, and usage counts. Actions run against a real local HTTP
  * server through a test implementation of ChatActions.
  */
-import { assert, describe, layer } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
-import * as SqlClient from "effect/sql/SqlClient"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Actions, Chat, KeyPrincipal } from "@agent-platform/domain"
 import { Errors } from "@agent-platform/domain"
+import { assert, describe, layer } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as SqlClient from "effect/sql/SqlClient"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as EmbeddedLanguageModel from "../src/Ai/EmbeddedLanguageModel.ts"
 import * as HashingEmbedder from "../src/Ai/HashingEmbedder.ts"
 import * as OpenAiLanguageModel from "../src/Ai/OpenAiLanguageModel.ts"
-import { type ChatAction, ChatActions, type ChatActionExecution } from "../src/Chat/ChatActions.ts"
+import { type ChatAction, type ChatActionExecution, ChatActions } from "../src/Chat/ChatActions.ts"
 import { ChatEngine, type SendInput } from "../src/Chat/ChatEngine.ts"
 import { ChatHistory } from "../src/Chat/ChatHistory.ts"
 import { ChatLive } from "../src/Chat/ChatLive.ts"
@@ -27,8 +27,8 @@ import { UsageReport } from "../src/Chat/UsageReport.ts"
 import { IngestionQueue } from "../src/Knowledge/IngestionQueue.ts"
 import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
 import { KnowledgeLive } from "../src/Knowledge/KnowledgeLive.ts"
-import { serverSuite, layer as testServer } from "./TestServer.ts"
 import { shippingGuide } from "./Documents.ts"
+import { layer as testServer, serverSuite } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
 // Actions: a local HTTP server plays the remote systems; the test ChatActions
@@ -48,8 +48,12 @@ const remote = Effect.acquireRelease(
       req.on("end", () => {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "null")
         received.push({ path: req.url ?? "", body })
-        if (req.url === "/broken") return res.writeHead(500, { "content-type": "application/json" }).end("{\"error\":\"db down\"}")
-        res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ ticket_id: `T-${received.length}`, status: "open" }))
+        if (req.url === "/broken") {
+          return res.writeHead(500, { "content-type": "application/json" }).end("{\"error\":\"db down\"}")
+        }
+        res.writeHead(201, { "content-type": "application/json" }).end(
+          JSON.stringify({ ticket_id: `T-${received.length}`, status: "open" })
+        )
       })
     })
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, received })))
@@ -58,9 +62,16 @@ const remote = Effect.acquireRelease(
     Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
     })
-).pipe(Effect.map(({ server, received }) => ({ received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })))
+).pipe(
+  Effect.map(({ server, received }) => ({
+    received,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }))
+)
 
-class Remote extends Context.Service<Remote, { readonly received: Array<Received>; readonly url: string }>()("test/Remote") {
+class Remote
+  extends Context.Service<Remote, { readonly received: Array<Received>; readonly url: string }>()("test/Remote")
+{
   static readonly layer = Layer.effect(Remote, remote)
 }
 
@@ -74,7 +85,15 @@ const TestChatActions = Layer.effect(
     return ChatActions.of({
       listForAgent: ({ tenantId, agentId }) =>
         Effect.map(
-          sql<{ id: string; name: string; description: string; parameters: Array<Actions.ActionParameter>; requires_confirmation: boolean }>`
+          sql<
+            {
+              id: string
+              name: string
+              description: string
+              parameters: Array<Actions.ActionParameter>
+              requires_confirmation: boolean
+            }
+          >`
             SELECT a.id, a.name, a.description, a.parameters, a.requires_confirmation
             FROM actions a JOIN agent_actions aa ON aa.action_id = a.id
             WHERE a.tenant_id = ${tenantId} AND aa.agent_id = ${agentId} AND a.is_active ORDER BY a.name`,
@@ -84,18 +103,32 @@ const TestChatActions = Layer.effect(
         Effect.gen(function*() {
           executions.push(input)
           const [action] = yield* sql<{ name: string; url: string }>`
-            SELECT name, url FROM actions WHERE tenant_id = ${input.tenantId} AND id = ${input.actionId}`.pipe(Effect.orDie)
+            SELECT name, url FROM actions WHERE tenant_id = ${input.tenantId} AND id = ${input.actionId}`.pipe(
+            Effect.orDie
+          )
           if (action === undefined) return yield* new Errors.NotFound({ error: "action not found" })
           const response = yield* Effect.promise(() =>
-            fetch(action.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input.params) })
+            fetch(action.url, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(input.params)
+            })
           )
           const body: unknown = yield* Effect.promise(() => response.json())
           yield* sql`
             INSERT INTO action_executions (tenant_id, action_id, action_name, caller_kind, caller_id, params_digest,
-              status_code, success, duration_ms, supervision, chat_id, confirmation_text)
+              status_code, success, duration_ms, supervision, chat_id, confirmation_text, trigger_type, trigger_id)
             VALUES (${input.tenantId}, ${input.actionId}, ${action.name}, 'key', 'test', 'digest', ${response.status},
-              ${response.ok}, 1, ${input.supervision}, ${input.chatId}, ${input.confirmation?.text ?? null})`.pipe(Effect.orDie)
-          const result = { success: response.ok, status_code: response.status, action_id: input.actionId, action_name: action.name }
+              ${response.ok}, 1, ${
+            input.confirmation === undefined ? "human_triggered_auto" : "human_confirmed"
+          }, ${input.chatId},
+              ${input.confirmation?.text ?? null}, 'agent', ${input.agentId})`.pipe(Effect.orDie)
+          const result = {
+            success: response.ok,
+            status_code: response.status,
+            action_id: input.actionId,
+            action_name: action.name
+          }
           if (!response.ok) {
             return yield* new (yield* Effect.promise(() => import("@agent-platform/domain"))).Actions.ActionFailed({
               ...result,
@@ -124,20 +157,33 @@ interface World {
   readonly spaceId: string
   readonly spaceCode: string
   readonly caller: KeyPrincipal
-  readonly agent: (name: string, summary: string, options?: { primary?: boolean }) => Effect.Effect<string, never, SqlClient.SqlClient>
+  readonly agent: (
+    name: string,
+    summary: string,
+    options?: { primary?: boolean }
+  ) => Effect.Effect<string, never, SqlClient.SqlClient>
 }
 
 /** A fresh tenant with one space and an API key, so tests never see each other's data. */
 const world = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const [tenant] = yield* sql<{ id: string }>`INSERT INTO tenants (name) VALUES (${`t-${crypto.randomUUID()}`}) RETURNING id`
+  const [tenant] = yield* sql<
+    { id: string }
+  >`INSERT INTO tenants (name) VALUES (${`t-${crypto.randomUUID()}`}) RETURNING id`
   const spaceCode = `sp-${crypto.randomUUID().slice(0, 8)}`
   const [space] = yield* sql<{ id: string }>`
     INSERT INTO spaces (tenant_id, code, name) VALUES (${tenant.id}, ${spaceCode}, 'Support') RETURNING id`
   const [key] = yield* sql<{ id: string }>`
     INSERT INTO api_keys (tenant_id, name, key_prefix, key_hash, scopes)
     VALUES (${tenant.id}, 'widget', 'sk_live_test', ${crypto.randomUUID()}, ${["chat"]}::text[]) RETURNING id`
-  const caller: KeyPrincipal = { _tag: "Key", tenantId: tenant.id, keyId: key.id, scopes: ["chat"], spaceId: null, rateLimitRpm: 300 }
+  const caller: KeyPrincipal = {
+    _tag: "Key",
+    tenantId: tenant.id,
+    keyId: key.id,
+    scopes: ["chat"],
+    spaceId: null,
+    rateLimitRpm: 300
+  }
   const agent = (name: string, summary: string, options: { primary?: boolean } = {}) =>
     Effect.map(
       sql<{ id: string }>`
@@ -151,15 +197,21 @@ const world = Effect.gen(function*() {
 const addAction = (
   w: World,
   agentId: string,
-  action: { name: string; description: string; path: string; parameters: Array<Actions.ActionParameter>; requiresConfirmation?: boolean }
+  action: {
+    name: string
+    description: string
+    path: string
+    parameters: Array<Actions.ActionParameter>
+    requiresConfirmation?: boolean
+  }
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { url } = yield* Remote
     const [row] = yield* sql<{ id: string }>`
-      INSERT INTO actions (tenant_id, name, description, http_method, url, parameters, requires_confirmation)
+      INSERT INTO actions (tenant_id, name, description, http_method, url, parameters, hitl_mode)
       VALUES (${w.tenantId}, ${action.name}, ${action.description}, 'POST', ${url + action.path},
-              ${JSON.stringify(action.parameters)}::jsonb, ${action.requiresConfirmation ?? false})
+              ${JSON.stringify(action.parameters)}::jsonb, ${action.requiresConfirmation === true ? "confirm" : "auto"})
       RETURNING id`
     yield* sql`INSERT INTO agent_actions (agent_id, action_id) VALUES (${agentId}, ${row.id})`
     return row.id
@@ -183,7 +235,8 @@ const chat = (input: SendInput) =>
   })
 
 const textOf = (events: ReadonlyArray<Chat.ChatEvent>) => events.flatMap((e) => ("text" in e ? [e.text] : [])).join("")
-const ofType = (events: ReadonlyArray<Chat.ChatEvent>, type: string) => events.filter((e) => "type" in e && e.type === type)
+const ofType = (events: ReadonlyArray<Chat.ChatEvent>, type: string) =>
+  events.filter((e) => "type" in e && e.type === type)
 const components = (events: ReadonlyArray<Chat.ChatEvent>, name: string) =>
   events.flatMap((e) => ("type" in e && e.type === "component" && e.component_name === name ? [e.props] : []))
 
@@ -196,7 +249,6 @@ const refundPolicy = [
   "",
   "Damaged items are replaced free of charge when a photo of the damage is sent within 48 hours."
 ].join("\n")
-
 
 const handbook = `# Employee Handbook
 
@@ -291,7 +343,11 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const agent = yield* w.agent("Helper", "Store policies", { primary: true })
         yield* ingestReady(w, agent, "refunds.md", refundPolicy)
         yield* ingestReady(w, agent, "shipping.md", shippingGuide)
-        const { turn, events, text } = yield* chat({ caller: w.caller, space: w.spaceCode, message: "How long does it take to get my refund?" })
+        const { turn, events, text } = yield* chat({
+          caller: w.caller,
+          space: w.spaceCode,
+          message: "How long does it take to get my refund?"
+        })
         assert.strictEqual(ofType(events, "agent_info").length, 1)
         assert.isAbove(events.filter((e) => "text" in e).length, 5, "the answer streams as several tokens")
         assert.include(text, "14 business days")
@@ -320,7 +376,10 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const answers: Array<[question: string, answer: string]> = [
           ["How many vacation days do I get?", "Full-time employees receive 25 days of paid vacation per year."],
           ["When do I have to notify my manager if I'm sick?", "If you are sick, notify your manager before 9 am."],
-          ["How long does reimbursement of travel expenses take?", "Travel expenses are reimbursed within 30 days of submitting receipts."],
+          [
+            "How long does reimbursement of travel expenses take?",
+            "Travel expenses are reimbursed within 30 days of submitting receipts."
+          ],
           ["How often must passwords be changed?", "Passwords must be changed every 90 days."],
           ["How long is parental leave?", "Parents are entitled to 16 weeks of paid parental leave."],
           ["What are the core hours?", "Our core working hours are from 10 am to 4 pm, Monday to Friday."],
@@ -356,13 +415,15 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const other = yield* world
         yield* other.agent("Other", "", { primary: true })
         const theirs = yield* chat({ caller: other.caller, message: "hello" })
-        for (const input of [
-          { caller: w.caller, chatId: crypto.randomUUID(), message: "hi" },
-          { caller: w.caller, chatId: "not-a-chat", message: "hi" },
-          { caller: w.caller, chatId: theirs.turn.chatId, message: "hi" },
-          { caller: w.caller, space: "no-such-space", message: "hi" },
-          { caller: w.caller, space: other.spaceCode, message: "hi" }
-        ]) {
+        for (
+          const input of [
+            { caller: w.caller, chatId: crypto.randomUUID(), message: "hi" },
+            { caller: w.caller, chatId: "not-a-chat", message: "hi" },
+            { caller: w.caller, chatId: theirs.turn.chatId, message: "hi" },
+            { caller: w.caller, space: "no-such-space", message: "hi" },
+            { caller: w.caller, space: other.spaceCode, message: "hi" }
+          ]
+        ) {
           const error = yield* Effect.flip(engine.send(input))
           assert.strictEqual(error._tag, "NotFound")
         }
@@ -374,14 +435,25 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const [lobby] = yield* sql<{ id: string }>`
           INSERT INTO spaces (tenant_id, code, name) VALUES (${w.tenantId}, 'lobby', 'Lobby') RETURNING id`
         const lobbyAgent = (yield* sql<{ id: string }>`
-          INSERT INTO agents (tenant_id, space_id, name, is_primary) VALUES (${w.tenantId}, ${lobby.id}, 'Greeter', true) RETURNING id`)[0].id
+          INSERT INTO agents (tenant_id, space_id, name, is_primary) VALUES (${w.tenantId}, ${lobby.id}, 'Greeter', true) RETURNING id`)[
+          0
+        ].id
         const bound: KeyPrincipal = { ...w.caller, spaceId: lobby.id }
         const inLobby = yield* chat({ caller: bound, message: "hello" })
         assert.strictEqual(inLobby.turn.agentId, lobbyAgent)
         const elsewhere = yield* chat({ caller: w.caller, space: w.spaceCode, message: "hello" })
-        assert.strictEqual((yield* Effect.flip(engine.send({ caller: bound, space: w.spaceCode, message: "hi" })))._tag, "NotFound")
-        assert.strictEqual((yield* Effect.flip(engine.send({ caller: bound, chatId: elsewhere.turn.chatId, message: "hi" })))._tag, "NotFound")
-        assert.strictEqual((yield* Effect.flip((yield* ChatHistory).read({ caller: bound, chatId: elsewhere.turn.chatId })))._tag, "NotFound")
+        assert.strictEqual(
+          (yield* Effect.flip(engine.send({ caller: bound, space: w.spaceCode, message: "hi" })))._tag,
+          "NotFound"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(engine.send({ caller: bound, chatId: elsewhere.turn.chatId, message: "hi" })))._tag,
+          "NotFound"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip((yield* ChatHistory).read({ caller: bound, chatId: elsewhere.turn.chatId })))._tag,
+          "NotFound"
+        )
       }))
   })
 
@@ -394,11 +466,22 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const { received } = yield* Remote
         const before = received.length
 
-        const first = yield* chat({ caller: w.caller, message: "Please create a ticket with title: Printer on floor 3 is broken" })
+        const first = yield* chat({
+          caller: w.caller,
+          message: "Please create a ticket with title: Printer on floor 3 is broken"
+        })
         assert.deepStrictEqual(ofType(first.events, "system_alert"), [])
         const [form] = components(first.events, "parameter_form")
-        assert.deepInclude(form, { action_id: actionId, action_name: "create_ticket", missing: ["priority"], asking: "priority" })
-        assert.deepInclude((form.fields as Array<unknown>)[0] as object, { name: "title", value: "Printer on floor 3 is broken" })
+        assert.deepInclude(form, {
+          action_id: actionId,
+          action_name: "create_ticket",
+          missing: ["priority"],
+          asking: "priority"
+        })
+        assert.deepInclude((form.fields as Array<unknown>)[0] as object, {
+          name: "title",
+          value: "Printer on floor 3 is broken"
+        })
         assert.match(first.text, /priority \(low, normal or high\)\. What should it be\?$/)
         assert.strictEqual(received.length, before, "nothing runs while a parameter is missing")
 
@@ -408,10 +491,23 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
           data: { action_id: actionId, action_name: "create_ticket", success: true, status_code: 201 }
         }])
         const [card] = components(second.events, "action_result")
-        assert.deepInclude(card, { success: true, status_code: 201, action_id: actionId, action_name: "create_ticket", error: null })
-        assert.deepStrictEqual(received.at(-1), { path: "/tickets", body: { title: "Printer on floor 3 is broken", priority: "high" } })
-        assert.match(second.text, /^Done: create_ticket succeeded \(status 201\)\. Result: ticket_id: T-\d+, status: open\.$/)
-        assert.deepInclude(executions.at(-1)!, { supervision: "autonomous", chatId: first.turn.chatId, agentId: agent })
+        assert.deepInclude(card, {
+          success: true,
+          status_code: 201,
+          action_id: actionId,
+          action_name: "create_ticket",
+          error: null
+        })
+        assert.deepStrictEqual(received.at(-1), {
+          path: "/tickets",
+          body: { title: "Printer on floor 3 is broken", priority: "high" }
+        })
+        assert.match(
+          second.text,
+          /^Done: create_ticket succeeded \(status 201\)\. Result: ticket_id: T-\d+, status: open\.$/
+        )
+        assert.deepInclude(executions.at(-1)!, { chatId: first.turn.chatId, agentId: agent })
+        assert.isUndefined(executions.at(-1)!.confirmation)
 
         // The conversation is over: the next message is a new question, not a parameter.
         const third = yield* chat({ caller: w.caller, chatId: first.turn.chatId, message: "high" })
@@ -422,9 +518,20 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
       Effect.gen(function*() {
         const w = yield* world
         const agent = yield* w.agent("Helper", "IT support", { primary: true })
-        yield* addAction(w, agent, { ...ticketAction, name: "open_incident", description: "Open an incident", path: "/broken" })
-        const { events, text } = yield* chat({ caller: w.caller, message: "open an incident, title: VPN down, priority: high" })
-        assert.deepStrictEqual(ofType(events, "system_alert").map((e: any) => [e.data.success, e.data.status_code]), [[false, 500]])
+        yield* addAction(w, agent, {
+          ...ticketAction,
+          name: "open_incident",
+          description: "Open an incident",
+          path: "/broken"
+        })
+        const { events, text } = yield* chat({
+          caller: w.caller,
+          message: "open an incident, title: VPN down, priority: high"
+        })
+        assert.deepStrictEqual(ofType(events, "system_alert").map((e: any) => [e.data.success, e.data.status_code]), [[
+          false,
+          500
+        ]])
         const [card] = components(events, "action_result")
         assert.deepInclude(card, { success: false, status_code: 500, error: "the remote system answered HTTP 500" })
         assert.match(text, /^The action open_incident failed \(status 500\): the remote system answered HTTP 500/)
@@ -451,7 +558,10 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
           params: { order_id: 1234 },
           requires_confirmation: true
         }])
-        assert.strictEqual(ask.text, "Please confirm: run refund_order with order_id: 1234? Reply \"yes\" to run it or \"no\" to cancel.")
+        assert.strictEqual(
+          ask.text,
+          "Please confirm: run refund_order with order_id: 1234? Reply \"yes\" to run it or \"no\" to cancel."
+        )
         assert.deepStrictEqual(ofType(ask.events, "system_alert"), [])
 
         const unclear = yield* chat({ caller: w.caller, chatId: ask.turn.chatId, message: "hmm, what?" })
@@ -462,9 +572,10 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         assert.deepStrictEqual(ofType(confirmed.events, "system_alert").map((e: any) => e.data.success), [true])
         assert.deepStrictEqual(received.at(-1), { path: "/refunds", body: { order_id: 1234 } })
         const execution = executions.at(-1)!
-        assert.strictEqual(execution.supervision, "human_confirmed")
-        assert.strictEqual(execution.confirmation?.text, "yes, go ahead")
-        assert.deepInclude(execution.confirmation?.snapshot as object, { requires_confirmation: true, action_id: actionId })
+        assert.deepStrictEqual(execution.confirmation, {
+          text: "yes, go ahead",
+          asked: "Please confirm: run refund_order with order_id: 1234? Reply \"yes\" to run it or \"no\" to cancel."
+        })
 
         // Declining runs nothing.
         const again = yield* chat({ caller: w.caller, message: "refund order 77" })
@@ -519,7 +630,12 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
           INSERT INTO spaces (tenant_id, code, name) VALUES (${w.tenantId}, 'quiet', 'Quiet') RETURNING id`
 
         const empty = yield* usage.report({ tenantId: w.tenantId, period: "24h" })
-        assert.deepInclude(empty, { period: "24h", messages: 0, tokens: { input: 0, output: 0, total: 0 }, successful_action_executions: 0 })
+        assert.deepInclude(empty, {
+          period: "24h",
+          messages: 0,
+          tokens: { input: 0, output: 0, total: 0 },
+          successful_action_executions: 0
+        })
 
         yield* chat({ caller: w.caller, message: "hello" })
         yield* chat({ caller: w.caller, message: "create a ticket, title: Screen flickers, priority: low" })
@@ -527,13 +643,29 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
         const [stored] = yield* sql<{ input: number; output: number }>`
           SELECT sum(tokens_input)::int AS input, sum(tokens_output)::int AS output FROM chat_messages WHERE tenant_id = ${w.tenantId}`
         assert.strictEqual(report.messages, 4)
-        assert.deepStrictEqual(report.tokens, { input: stored.input, output: stored.output, total: stored.input + stored.output })
+        assert.deepStrictEqual(report.tokens, {
+          input: stored.input,
+          output: stored.output,
+          total: stored.input + stored.output
+        })
         assert.isAbove(report.tokens.output, 0)
         assert.strictEqual(report.successful_action_executions, 1)
         assert.strictEqual(Date.parse(report.to) - Date.parse(report.from), 7 * 24 * 3600 * 1000)
         assert.deepStrictEqual(report.by_space, [
-          { space_id: w.spaceId, space_code: w.spaceCode, messages: 4, tokens: report.tokens, successful_action_executions: 1 },
-          { space_id: second.id, space_code: "quiet", messages: 0, tokens: { input: 0, output: 0, total: 0 }, successful_action_executions: 0 }
+          {
+            space_id: w.spaceId,
+            space_code: w.spaceCode,
+            messages: 4,
+            tokens: report.tokens,
+            successful_action_executions: 1
+          },
+          {
+            space_id: second.id,
+            space_code: "quiet",
+            messages: 0,
+            tokens: { input: 0, output: 0, total: 0 },
+            successful_action_executions: 0
+          }
         ])
       }))
   })
@@ -543,8 +675,13 @@ layer(Layer.provideMerge(ChatStack, testServer({ ROLE: "api" })), serverSuite)("
 // The same engine over an OpenAI-compatible provider: a scripted server on
 // loopback that records what it is sent.
 
-const sse = (chunks: ReadonlyArray<unknown>) => chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
-const choice = (delta: unknown, finish: string | null = null) => ({ id: "c", model: "gpt-test", choices: [{ index: 0, delta, finish_reason: finish }] })
+const sse = (chunks: ReadonlyArray<unknown>) =>
+  chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
+const choice = (delta: unknown, finish: string | null = null) => ({
+  id: "c",
+  model: "gpt-test",
+  choices: [{ index: 0, delta, finish_reason: finish }]
+})
 const usageChunk = { id: "c", choices: [], usage: { prompt_tokens: 120, completion_tokens: 7 } }
 
 /** Answers by the conversation's last message: a rejected key, a tool call, a report of a tool result, or an echo. */
@@ -552,22 +689,41 @@ const scripted = (body: any): { status: number; body: string } => {
   const messages: Array<any> = body.messages
   const last = messages.at(-1)
   if (last.role === "tool") {
-    return { status: 200, body: sse([choice({ content: `Ticket ${JSON.parse(last.content).response.ticket_id} is open.` }), choice({}, "stop"), usageChunk]) }
+    return {
+      status: 200,
+      body: sse([
+        choice({ content: `Ticket ${JSON.parse(last.content).response.ticket_id} is open.` }),
+        choice({}, "stop"),
+        usageChunk
+      ])
+    }
   }
   const text = String(last.content)
-  if (text.includes("fail")) return { status: 401, body: JSON.stringify({ error: { message: "Incorrect API key provided" } }) }
+  if (text.includes("fail")) {
+    return { status: 401, body: JSON.stringify({ error: { message: "Incorrect API key provided" } }) }
+  }
   if (text.includes("ticket")) {
     return {
       status: 200,
       body: sse([
         choice({ content: "Sure. " }),
-        choice({ tool_calls: [{ index: 0, id: "call_7", type: "function", function: { name: "create_ticket", arguments: "{\"title\":\"Printer broken\"}" } }] }),
+        choice({
+          tool_calls: [{
+            index: 0,
+            id: "call_7",
+            type: "function",
+            function: { name: "create_ticket", arguments: "{\"title\":\"Printer broken\"}" }
+          }]
+        }),
         choice({}, "tool_calls"),
         usageChunk
       ])
     }
   }
-  return { status: 200, body: sse([choice({ content: "You said: " }), choice({ content: text }), choice({}, "stop"), usageChunk]) }
+  return {
+    status: 200,
+    body: sse([choice({ content: "You said: " }), choice({ content: text }), choice({}, "stop"), usageChunk])
+  }
 }
 
 class Provider extends Context.Service<Provider, { readonly requests: Array<any> }>()("test/Provider") {}
@@ -583,7 +739,9 @@ const ProviderModel = Layer.unwrap(Effect.gen(function*() {
           const body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
           requests.push(body)
           const answer = scripted(body)
-          res.writeHead(answer.status, { "content-type": answer.status === 200 ? "text/event-stream" : "application/json" }).end(answer.body)
+          res.writeHead(answer.status, {
+            "content-type": answer.status === 200 ? "text/event-stream" : "application/json"
+          }).end(answer.body)
         })
       })
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
@@ -622,7 +780,10 @@ layer(
       const first = yield* chat({
         caller: w.caller,
         message: "What is my name?",
-        history: [{ role: "user", content: "My name is Ada." }, { role: "assistant", content: "Nice to meet you, Ada." }]
+        history: [{ role: "user", content: "My name is Ada." }, {
+          role: "assistant",
+          content: "Nice to meet you, Ada."
+        }]
       })
       assert.strictEqual(first.text, "You said: What is my name?")
       const sent = requests.at(-1).messages.map((m: any) => [m.role, m.content])

@@ -1,8 +1,9 @@
-import { assert, describe, it, layer } from "@effect/vitest"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Queue } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -213,7 +214,7 @@ describe("data directory", () => {
       Fs.writeFileSync(lock, "2147483646\n")
       yield* Effect.scoped(Effect.gen(function*() {
         yield* EmbeddedPostgres.open({ dataDir: dir })
-        assert.strictEqual(Fs.readFileSync(lock, "utf8").trim(), String(process.pid))
+        assert.strictEqual(Fs.readFileSync(lock, "utf8").split("\n")[0], String(process.pid))
       }))
       assert.isFalse(Fs.existsSync(lock))
     }), 120_000)
@@ -265,4 +266,85 @@ describe("data directory", () => {
       assert.deepStrictEqual(yield* withDatabase({ dataDir: copyDir }, read), expected)
       assert.isFalse(Fs.existsSync(Path.join(copyDir, EmbeddedPostgres.lockFileName)))
     }), 120_000)
+
+  it.live(
+    "after kill -9 of the process holding it, the data directory opens at once (its lock is stale)",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        // `exec sleep` replaces the shell, so nobody reaps the killed holder: it stays a zombie, as under a slow supervisor.
+        const script = new URL("./HoldDataDir.ts", import.meta.url).pathname
+        const shell = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn("sh", ["-c", `node --import tsx "${script}" "${dir}" & exec sleep 120`], {
+              stdio: ["ignore", "pipe", "inherit"]
+            })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+        const holder = yield* Effect.callback<number>((resume) => {
+          let output = ""
+          shell.stdout!.on("data", (chunk: Buffer) => {
+            output += chunk.toString()
+            const match = /holding (\d+)/.exec(output)
+            if (match !== null) resume(Effect.succeed(Number(match[1])))
+          })
+        }).pipe(Effect.timeout("90 seconds"))
+        assert.strictEqual(
+          Fs.readFileSync(Path.join(dir, EmbeddedPostgres.lockFileName), "utf8").split("\n")[0],
+          String(holder)
+        )
+        process.kill(holder, "SIGKILL")
+        // Killed, not yet reaped: `kill(pid, 0)` still succeeds on it.
+        const deadline = Date.now() + 10_000
+        while (!Fs.readFileSync(`/proc/${holder}/stat`, "utf8").includes(") Z") && Date.now() < deadline) {
+          yield* Effect.sleep("20 millis")
+        }
+        yield* Effect.scoped(Effect.gen(function*() {
+          yield* EmbeddedPostgres.open({ dataDir: dir })
+          assert.strictEqual(
+            Fs.readFileSync(Path.join(dir, EmbeddedPostgres.lockFileName), "utf8").split("\n")[0],
+            String(process.pid)
+          )
+        }))
+      }),
+    120_000
+  )
+
+  it.live(
+    "the data directory is private whatever the umask: directories 0700, files 0600",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const previous = process.umask(0)
+        yield* Effect.addFinalizer(() => Effect.sync(() => process.umask(previous)))
+        Fs.chmodSync(dir, 0o777)
+        Fs.writeFileSync(Path.join(dir, "left-by-an-older-version"), "x", { mode: 0o666 })
+        process.umask(0)
+        yield* withDatabase(
+          { dataDir: dir },
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            yield* sql`CREATE TABLE private_rows (id int PRIMARY KEY, body text NOT NULL)`
+            yield* sql`INSERT INTO private_rows SELECT g, repeat('x', 500) FROM generate_series(1, 2000) g`
+            yield* sql`CHECKPOINT`
+          })
+        )
+        const wrong: Array<string> = []
+        const walk = (path: string) => {
+          const stat = Fs.lstatSync(path)
+          if (stat.isSymbolicLink()) return
+          const mode = stat.mode & 0o777
+          if (stat.isDirectory()) {
+            if (mode !== 0o700) wrong.push(`${path} ${mode.toString(8)}`)
+            for (const entry of Fs.readdirSync(path)) walk(Path.join(path, entry))
+          } else if (mode !== 0o600) {
+            wrong.push(`${path} ${mode.toString(8)}`)
+          }
+        }
+        walk(dir)
+        assert.deepStrictEqual(wrong.slice(0, 5), [])
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -1,6 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createKey, http, json, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
+import { http, json, layer as testServer, serverSuite } from "./TestServer.ts"
 
 /** Every path of the spec, as the OpenAPI description must list it. */
 const specPaths = [
@@ -92,7 +92,10 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
 
   it.effect("answers an invalid payload with 400 naming the field", () =>
     Effect.gen(function*() {
-      const { status, body } = yield* http("/api/auth/login", json("POST", JSON.stringify({ email: "not-an-email", password: "x" })))
+      const { status, body } = yield* http(
+        "/api/auth/login",
+        json("POST", JSON.stringify({ email: "not-an-email", password: "x" }))
+      )
       assert.strictEqual(status, 400)
       assert.match(body.error, /^Invalid request body: email: must be an email address/)
       const missing = yield* http("/api/auth/login", json("POST", JSON.stringify({ email: "a@example.com" })))
@@ -116,21 +119,6 @@ layer(testServer(), serverSuite)("the HTTP edge", (it) => {
       assert.strictEqual(echoed.headers.get("x-request-id"), "trace-abc.123")
       const unsafe = yield* http("/health", { headers: { "x-request-id": "bad id with spaces" } })
       assert.notStrictEqual(unsafe.headers.get("x-request-id"), "bad id with spaces")
-    }))
-
-  it.effect("answers endpoints a later release builds with 501, after authentication (SCIM in its own schema)", () =>
-    Effect.gen(function*() {
-      const anonymous = yield* http("/api/rooms")
-      assert.strictEqual(anonymous.status, 401)
-      const server = yield* TestServer
-      const admin = yield* server.admin
-      const rooms = yield* admin.api.rooms.list({ query: {} }).pipe(Effect.flip)
-      assert.deepInclude(rooms, { _tag: "NotImplemented", error: "not implemented" })
-      const { key } = yield* createKey(["scim"])
-      const scim = yield* http("/v1/scim/Users", { headers: { authorization: `Bearer ${key}` } })
-      assert.strictEqual(scim.status, 501)
-      assert.match(scim.headers.get("content-type") ?? "", /application\/scim\+json/)
-      assert.deepInclude(scim.body, { schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], status: "501", detail: "not implemented" })
     }))
 
   it.effect("serves the API-key interface at /api/v1 as well as /v1", () =>

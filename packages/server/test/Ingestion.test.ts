@@ -12,7 +12,7 @@ import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as HashingEmbedder from "../src/Ai/HashingEmbedder.ts"
 import { chunkOverlap, chunkTarget, chunkText, normalizeDocument, summarize } from "../src/Knowledge/Chunking.ts"
-import { IngestionQueue } from "../src/Knowledge/IngestionQueue.ts"
+import { defaultOptions, IngestionQueue, sectionSize, sectionsOf } from "../src/Knowledge/IngestionQueue.ts"
 import { IngestionWorker } from "../src/Knowledge/IngestionWorker.ts"
 import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
 import { KnowledgeRepo } from "../src/Knowledge/KnowledgeRepo.ts"
@@ -20,8 +20,8 @@ import { Retrieval } from "../src/Knowledge/Retrieval.ts"
 import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Notifications } from "../src/Platform/Notifications.ts"
-import { serverSuite, layer as testServer } from "./TestServer.ts"
 import { shippingGuide } from "./Documents.ts"
+import { adminClient, bearer, createKey, http, json, layer as testServer, serverSuite } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
 // A controllable embedding model: the hashing embedder, unless a test makes it
@@ -55,7 +55,10 @@ const ControlledEmbedder = Layer.effect(
             yield* Deferred.await(mode.release)
           }
           const response = yield* hashing.embedMany(inputs)
-          return { results: response.embeddings.map((e) => [...e.vector]), usage: { inputTokens: response.usage.inputTokens } }
+          return {
+            results: response.embeddings.map((e) => [...e.vector]),
+            usage: { inputTokens: response.usage.inputTokens }
+          }
         })
     })
   })
@@ -74,17 +77,27 @@ const KnowledgeLive = Layer.mergeAll(
 // ---------------------------------------------------------------------------
 // Fixtures
 
-const bootstrapTenant = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(sql<{ id: string }>`SELECT id FROM tenants ORDER BY created_at LIMIT 1`, (rows) => rows[0].id))
+const bootstrapTenant = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => Effect.map(sql<{ id: string }>`SELECT id FROM tenants ORDER BY created_at LIMIT 1`, (rows) => rows[0].id)
+)
 
-const newTenant = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(sql<{ id: string }>`INSERT INTO tenants (name) VALUES (${`t-${crypto.randomUUID()}`}) RETURNING id`, (rows) => rows[0].id))
+const newTenant = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    Effect.map(
+      sql<{ id: string }>`INSERT INTO tenants (name) VALUES (${`t-${crypto.randomUUID()}`}) RETURNING id`,
+      (rows) => rows[0].id
+    )
+)
 
 const newAgent = (tenantId: string, name = "Helper") =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [space] = yield* sql<{ id: string }>`
-      INSERT INTO spaces (tenant_id, code, name) VALUES (${tenantId}, ${`s-${crypto.randomUUID().slice(0, 8)}`}, 'Space')
+      INSERT INTO spaces (tenant_id, code, name) VALUES (${tenantId}, ${`s-${
+      crypto.randomUUID().slice(0, 8)
+    }`}, 'Space')
       RETURNING id`
     const [agent] = yield* sql<{ id: string }>`
       INSERT INTO agents (tenant_id, space_id, name, summary) VALUES (${tenantId}, ${space.id}, ${name}, 'helps') RETURNING id`
@@ -95,9 +108,12 @@ const statusOf = (tenantId: string, fileId: string) =>
   Effect.flatMap(KnowledgeFiles, (files) => files.get({ tenantId, fileId }))
 
 const chunksOf = (fileId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ ordinal: number; content: string; tenant_id: string; agent_id: string }>`
-      SELECT ordinal, content, tenant_id, agent_id FROM knowledge_chunks WHERE file_id = ${fileId} ORDER BY ordinal`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ ordinal: number; content: string; tenant_id: string; agent_id: string }>`
+      SELECT ordinal, content, tenant_id, agent_id FROM knowledge_chunks WHERE file_id = ${fileId} ORDER BY ordinal`
+  )
 
 const refundPolicy = [
   "# Returns and refunds",
@@ -109,7 +125,6 @@ const refundPolicy = [
   "Damaged items are replaced free of charge. Send a photo of the damage to support@example.com within 48 hours."
 ].join("\n")
 
-
 const officeGuide = [
   "# Office",
   "",
@@ -117,8 +132,10 @@ const officeGuide = [
 ].join("\n")
 
 /** A long text: numbered sentences, each easy to recognise in a chunk. */
-const longDocument = Array.from({ length: 60 }, (_, i) =>
-  `Fact ${i + 1}: the warehouse in region ${i + 1} stores ${(i + 1) * 10} pallets of spare parts.`).join(" ")
+const longDocument = Array.from(
+  { length: 60 },
+  (_, i) => `Fact ${i + 1}: the warehouse in region ${i + 1} stores ${(i + 1) * 10} pallets of spare parts.`
+).join(" ")
 
 // ---------------------------------------------------------------------------
 
@@ -136,7 +153,9 @@ describe("Chunking", () => {
       assert.isAbove(shared.length, 20)
     }
     // Nothing is lost: every sentence of the document is in some chunk.
-    for (let i = 1; i <= 60; i++) assert.isTrue(chunks.some((chunk) => chunk.includes(`Fact ${i}:`)), `fact ${i} missing`)
+    for (let i = 1; i <= 60; i++) {
+      assert.isTrue(chunks.some((chunk) => chunk.includes(`Fact ${i}:`)), `fact ${i} missing`)
+    }
   })
 
   plainIt("normalizes line breaks, spaces and blank lines, and summarizes the opening", () => {
@@ -193,7 +212,10 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         yield* queue.processDue
         assert.isAbove((yield* chunksOf(file_id)).length, 0)
         const otherTenant = yield* newTenant
-        assert.strictEqual((yield* Effect.flip(files.remove({ tenantId: otherTenant, fileId: file_id })))._tag, "NotFound")
+        assert.strictEqual(
+          (yield* Effect.flip(files.remove({ tenantId: otherTenant, fileId: file_id })))._tag,
+          "NotFound"
+        )
         yield* files.remove({ tenantId, fileId: file_id })
         assert.strictEqual((yield* chunksOf(file_id)).length, 0)
         assert.deepStrictEqual(yield* files.list({ tenantId, agentId }), [])
@@ -208,7 +230,12 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         const queue = yield* IngestionQueue
         const tenantId = yield* bootstrapTenant
         const agentId = yield* newAgent(tenantId)
-        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "warehouses.txt", content: longDocument })
+        const { file_id } = yield* files.ingest({
+          tenantId,
+          agentId,
+          filename: "warehouses.txt",
+          content: longDocument
+        })
         assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "pending")
 
         const entered = yield* Deferred.make<void>()
@@ -241,7 +268,12 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         const queue = yield* IngestionQueue
         const tenantId = yield* bootstrapTenant
         const agentId = yield* newAgent(tenantId)
-        const binary = yield* files.ingest({ tenantId, agentId, filename: "image.png", content: "\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR" })
+        const binary = yield* files.ingest({
+          tenantId,
+          agentId,
+          filename: "image.png",
+          content: "\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR"
+        })
         const blank = yield* files.ingest({ tenantId, agentId, filename: "blank.txt", content: " \n\t\r\n \u0007 " })
         const report = yield* queue.processDue
         assert.strictEqual(report.failed, 2)
@@ -316,8 +348,18 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         yield* files.ingest({ tenantId, agentId, filename: "refunds.md", content: refundPolicy })
         yield* files.ingest({ tenantId, agentId, filename: "shipping.md", content: shippingGuide })
         yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
-        yield* files.ingest({ tenantId, agentId: otherAgent, filename: "other-refunds.md", content: "Refunds for gift cards are processed within 2 days." })
-        yield* files.ingest({ tenantId: otherTenant, agentId: foreignAgent, filename: "foreign.md", content: refundPolicy })
+        yield* files.ingest({
+          tenantId,
+          agentId: otherAgent,
+          filename: "other-refunds.md",
+          content: "Refunds for gift cards are processed within 2 days."
+        })
+        yield* files.ingest({
+          tenantId: otherTenant,
+          agentId: foreignAgent,
+          filename: "foreign.md",
+          content: refundPolicy
+        })
         while ((yield* queue.processDue).claimed > 0) {}
 
         const [{ available }] = yield* sql<{ available: boolean }>`
@@ -330,13 +372,21 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         if (available) assert.include(indexes, "knowledge_chunks_vector_512_idx")
         else assert.notInclude(indexes, "knowledge_chunks_vector_512_idx")
 
-        const refunds = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "How long do refunds take to be processed?" })
+        const refunds = yield* retrieval.search({
+          tenantId,
+          agentIds: [agentId],
+          query: "How long do refunds take to be processed?"
+        })
         assert.isAbove(refunds.length, 0)
         assert.strictEqual(refunds[0].filename, "refunds.md")
         assert.include(refunds[0].content, "within 14 business days")
         for (const chunk of refunds) assert.strictEqual(chunk.agentId, agentId)
 
-        const shipping = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "when does express shipping arrive" })
+        const shipping = yield* retrieval.search({
+          tenantId,
+          agentIds: [agentId],
+          query: "when does express shipping arrive"
+        })
         assert.strictEqual(shipping[0].filename, "shipping.md")
 
         // Several agents at once (routing): the best chunk says whose it is.
@@ -344,8 +394,15 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.strictEqual(both[0].agentId, otherAgent)
 
         // Never another tenant's chunks, even for that tenant's agent id.
-        assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [foreignAgent], query: "refunds processed" }), [])
-        const foreign = yield* retrieval.search({ tenantId: otherTenant, agentIds: [foreignAgent], query: "refunds processed" })
+        assert.deepStrictEqual(
+          yield* retrieval.search({ tenantId, agentIds: [foreignAgent], query: "refunds processed" }),
+          []
+        )
+        const foreign = yield* retrieval.search({
+          tenantId: otherTenant,
+          agentIds: [foreignAgent],
+          query: "refunds processed"
+        })
         assert.isTrue(foreign.every((chunk) => chunk.filename === "foreign.md"))
         assert.isAbove(foreign.length, 0)
       }))
@@ -361,7 +418,11 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
         while ((yield* queue.processDue).claimed > 0) {}
         // One right word among misspelt ones is enough on both databases.
-        const partly = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "internationall parcels customs" })
+        const partly = yield* retrieval.search({
+          tenantId,
+          agentIds: [agentId],
+          query: "internationall parcels customs"
+        })
         assert.strictEqual(partly[0].filename, "shipping.md")
         const typo = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" })
         if (retrieval.mode === "lexical") {
@@ -398,4 +459,146 @@ layer(
       }
       assert.strictEqual(status, "ready")
     }))
+})
+
+describe("Sections", () => {
+  plainIt(
+    "a long document is cut at paragraph breaks into sections of at most sectionSize characters, losing nothing",
+    () => {
+      const paragraph = "Sentence one of a paragraph. Sentence two of it.\n\n"
+      const document = paragraph.repeat(Math.ceil((3.5 * sectionSize) / paragraph.length))
+      const sections = sectionsOf(document)
+      assert.isAtLeast(sections.length, 4)
+      assert.strictEqual(sections.join(""), document)
+      for (const section of sections) {
+        assert.isAtMost(section.length, sectionSize)
+        assert.isTrue(section.endsWith("\n\n") || section === sections.at(-1))
+      }
+      assert.deepStrictEqual(sectionsOf("short text"), ["short text"])
+    }
+  )
+
+  plainIt("the default lease is seconds, not minutes: a killed worker's files are taken over soon", () => {
+    assert.isAtMost(Duration.toMillis(Duration.fromInputUnsafe(defaultOptions.lease)), 30_000)
+  })
+})
+
+layer(
+  Layer.provideMerge(
+    Layer.mergeAll(KnowledgeFiles.layer, IngestionQueue.layerWith({ lease: "1500 millis", maxAttempts: 2 })).pipe(
+      Layer.provideMerge(KnowledgeRepo.layer),
+      Layer.provideMerge(SearchCapabilities.layer),
+      Layer.provideMerge(ControlledEmbedder)
+    ),
+    testServer({ ROLE: "api" })
+  ),
+  serverSuite
+)("Ingestion leases", (it) => {
+  it.effect("a heartbeat keeps a file that takes longer than its lease from being claimed twice", () =>
+    Effect.gen(function*() {
+      const files = yield* KnowledgeFiles
+      const queue = yield* IngestionQueue
+      const tenantId = yield* bootstrapTenant
+      const agentId = yield* newAgent(tenantId)
+      const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "slow.md", content: officeGuide })
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      yield* Ref.set(control, { _tag: "held", entered, release })
+      const slow = yield* Effect.forkChild(queue.processDue)
+      yield* Deferred.await(entered)
+      // Twice the lease: without the heartbeat another batch would take the file over.
+      for (let i = 0; i < 6; i++) {
+        yield* Effect.sleep("500 millis")
+        assert.strictEqual((yield* queue.processDue).claimed, 0, `claimed again after ${(i + 1) * 500} ms`)
+      }
+      yield* Ref.set(control, { _tag: "normal" })
+      yield* Deferred.succeed(release, undefined)
+      assert.deepStrictEqual(yield* Fiber.join(slow), { claimed: 1, ready: 1, failed: 0, retried: 0 })
+      assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "ready")
+    }))
+
+  it.effect("a file whose worker died (no heartbeat) is taken over once its short lease runs out", () =>
+    Effect.gen(function*() {
+      const files = yield* KnowledgeFiles
+      const queue = yield* IngestionQueue
+      const repo = yield* KnowledgeRepo
+      const tenantId = yield* bootstrapTenant
+      const agentId = yield* newAgent(tenantId)
+      const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "orphan.md", content: refundPolicy })
+      // The worker that is killed: it claims with the lease and never renews it.
+      const [orphan] = yield* repo.claimDue(8, Duration.millis(1500))
+      assert.strictEqual(orphan.id, file_id)
+      assert.strictEqual((yield* queue.processDue).claimed, 0)
+      const deadline = Date.now() + 15_000
+      let report = yield* queue.processDue
+      while (report.claimed === 0 && Date.now() < deadline) {
+        yield* Effect.sleep("200 millis")
+        report = yield* queue.processDue
+      }
+      assert.deepStrictEqual(report, { claimed: 1, ready: 1, failed: 0, retried: 0 })
+      // The dead attempt can no longer write: its chunks are refused, its completion ignored.
+      yield* repo.storeChunks("other-model", [{ file: orphan, ordinal: 0, content: "stale", embedding: [1, 0] }])
+      assert.deepStrictEqual([
+        ...(yield* repo.markReady("other-model", [{ file: orphan, summary: "stale", chunkCount: 1 }]))
+      ], [])
+      const chunks = yield* chunksOf(file_id)
+      assert.isFalse(chunks.some((chunk) => chunk.content === "stale"))
+      assert.isAbove(chunks.length, 0)
+    }))
+})
+
+/** A 2 MiB document of numbered paragraphs. */
+const twoMiB = (() => {
+  let text = ""
+  for (let i = 0; text.length < 2 * 1024 * 1024 - 200; i++) {
+    text += `Paragraph ${i}: the warehouse in region ${
+      i % 97
+    } ships ${i} parcels a day to customers who ordered before noon.\n\n`
+  }
+  return text.slice(0, 2 * 1024 * 1024)
+})()
+
+layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("Ingesting 2 MiB while the API serves", (it) => {
+  it.effect(
+    "the document becomes ready with every section chunked, and GET /health answers ok throughout",
+    () =>
+      Effect.gen(function*() {
+        const admin = yield* adminClient
+        const space = yield* admin.api.admin.createSpace({ payload: { code: "big", name: "Big" } })
+        const agent = yield* admin.api.agentsAdmin.create({
+          payload: { space_id: space.id, name: "Archivist", summary: "", is_primary: true }
+        })
+        const { key } = yield* createKey(["files"], { space_id: space.id })
+        const accepted = yield* http(
+          "/v1/knowledge/ingest",
+          json("POST", { agent_id: agent.id, filename: "big.md", content: twoMiB }, bearer(key))
+        )
+        assert.strictEqual(accepted.status, 201)
+        const fileId = accepted.body.file_id as string
+        const health: Array<{ readonly status: number; readonly body: any }> = []
+        const deadline = Date.now() + 170_000
+        let file: any
+        for (;;) {
+          health.push(yield* http("/health"))
+          const listed = yield* http(`/v1/knowledge?agent_id=${agent.id}`, { headers: bearer(key) })
+          file = listed.body.files.find((f: any) => f.id === fileId)
+          if (file.status === "ready" || file.status === "failed" || Date.now() > deadline) break
+          yield* Effect.sleep("50 millis")
+        }
+        assert.strictEqual(file.status, "ready", JSON.stringify(file))
+        // The database and the key-value store answered every probe in time (each has a 2 s timeout).
+        assert.deepStrictEqual(health.filter((h) => h.status !== 200 || h.body.status !== "ok"), [])
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ chunk_count: number; chunks: number; last: string }>`
+        SELECT f.chunk_count, (SELECT count(*)::int FROM knowledge_chunks c WHERE c.file_id = f.id) AS chunks,
+               (SELECT content FROM knowledge_chunks c WHERE c.file_id = f.id ORDER BY ordinal DESC LIMIT 1) AS last
+        FROM knowledge_files f WHERE f.id = ${fileId}`
+        assert.isAbove(row.chunk_count, 2000)
+        assert.strictEqual(row.chunks, row.chunk_count)
+        // Nothing lost at the end: the last paragraph is in the last chunk.
+        const lastParagraph = twoMiB.trimEnd().split("\n\n").at(-1)!.slice(0, 40)
+        assert.include(row.last, lastParagraph.slice(0, 20))
+      }),
+    { timeout: 180_000 }
+  )
 })

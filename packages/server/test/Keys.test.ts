@@ -2,7 +2,20 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { adminClient, bearer, createKey, http, json, messageOf, secondTenant, serverSuite, sessionCookie, TestServer, layer as testServer } from "./TestServer.ts"
+import { eventually } from "./Eventually.ts"
+import {
+  adminClient,
+  bearer,
+  createKey,
+  http,
+  json,
+  layer as testServer,
+  messageOf,
+  secondTenant,
+  serverSuite,
+  sessionCookie,
+  TestServer
+} from "./TestServer.ts"
 
 layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => {
   it.effect("POST /v1/keys returns sk_live_ + 64 hex once, stored only as its SHA-256", () =>
@@ -14,7 +27,9 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
       assert.strictEqual(created.prefix, created.key.slice(0, 16))
       assert.match(created.message, /shown only once/)
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ key_hash: string; key_prefix: string }>`SELECT key_hash, key_prefix FROM api_keys WHERE id = ${created.id}`
+      const rows = yield* sql<
+        { key_hash: string; key_prefix: string }
+      >`SELECT key_hash, key_prefix FROM api_keys WHERE id = ${created.id}`
       assert.strictEqual(rows[0].key_hash, createHash("sha256").update(created.key).digest("hex"))
       const dump = JSON.stringify(yield* sql`SELECT * FROM api_keys`)
       assert.notInclude(dump, created.key)
@@ -29,14 +44,19 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
 
   it.effect("rejects unknown scopes and a space of another tenant with 400", () =>
     Effect.gen(function*() {
-      const unknown = yield* http("/v1/keys", json("POST", { name: "x", scopes: ["root"] }, { cookie: yield* adminCookie }))
+      const unknown = yield* http(
+        "/v1/keys",
+        json("POST", { name: "x", scopes: ["root"] }, { cookie: yield* adminCookie })
+      )
       assert.strictEqual(unknown.status, 400)
       assert.match(unknown.body.error, /scopes/)
       const other = yield* secondTenant()
       const space = yield* other.client.api.admin.createSpace({ payload: { code: "theirs", name: "Theirs" } })
       const server = yield* TestServer
       const admin = yield* server.admin
-      const error = yield* admin.api.keys.create({ payload: { name: "x", scopes: ["chat"], space_id: space.id } }).pipe(Effect.flip)
+      const error = yield* admin.api.keys.create({ payload: { name: "x", scopes: ["chat"], space_id: space.id } }).pipe(
+        Effect.flip
+      )
       assert.strictEqual(error._tag, "InvalidRequest")
       assert.match(messageOf(error), /not a space of your tenant/)
     }))
@@ -109,9 +129,14 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
       yield* http("/v1/agents", { headers: bearer(key) })
       const server = yield* TestServer
       const admin = yield* server.admin
-      yield* Effect.sleep("800 millis")
-      const listed = yield* admin.api.keys.list()
-      assert.isNotNull(listed.keys.find((k) => k.id === id)!.last_used_at)
+      // The api worker writes last use once per cycle (CRON_INTERVAL_MS): wait for the cycle, to a deadline.
+      const listed = yield* eventually(admin.api.keys.list(), ({ keys }) =>
+        keys.find((k) => k.id === id)!.last_used_at !== null)
+      assert.isNotNull(
+        listed.keys.find((k) =>
+          k.id === id
+        )!.last_used_at
+      )
     }))
 
   it.effect("keys, and their revocation, are invisible to another tenant", () =>
@@ -123,7 +148,12 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
       const error = yield* other.client.api.keys.revoke({ params: { id: mine.id } }).pipe(Effect.flip)
       assert.strictEqual(error._tag, "NotFound")
       // A tenant_id in the body has no effect: the key lands in the caller's tenant.
-      const created = yield* http("/v1/keys", json("POST", { name: "sneaky", scopes: ["chat"], tenant_id: "00000000-0000-0000-0000-000000000000" }, { cookie: yield* sessionCookie(other.client) }))
+      const created = yield* http(
+        "/v1/keys",
+        json("POST", { name: "sneaky", scopes: ["chat"], tenant_id: "00000000-0000-0000-0000-000000000000" }, {
+          cookie: yield* sessionCookie(other.client)
+        })
+      )
       assert.strictEqual(created.status, 201)
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ tenant_id: string }>`SELECT tenant_id FROM api_keys WHERE id = ${created.body.id}`
@@ -156,7 +186,10 @@ layer(testServer(), serverSuite)("rate limits", (it) => {
   it.effect("the endpoint class limit applies when stricter than the key's: ingest allows 60 a minute", () =>
     Effect.gen(function*() {
       const { key } = yield* createKey(["files"], { rate_limit_rpm: 1000 })
-      const response = yield* http("/v1/knowledge/ingest", json("POST", { agent_id: "x", filename: "a.txt", content: "x" }, bearer(key)))
+      const response = yield* http(
+        "/v1/knowledge/ingest",
+        json("POST", { agent_id: "x", filename: "a.txt", content: "x" }, bearer(key))
+      )
       assert.strictEqual(response.headers.get("x-ratelimit-limit"), "60")
       const data = yield* http("/v1/knowledge", { headers: bearer(key) })
       assert.strictEqual(data.headers.get("x-ratelimit-limit"), "300")

@@ -43,7 +43,12 @@ export const localServer = (answer: (request: Received, count: number) => Answer
         const chunks: Array<Buffer> = []
         req.on("data", (chunk: Buffer) => chunks.push(chunk))
         req.on("end", () => {
-          const request = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
+          const request = {
+            method: req.method ?? "",
+            url: req.url ?? "",
+            headers: req.headers,
+            body: Buffer.concat(chunks).toString("utf8")
+          }
           received.push(request)
           const reply = self.answer(request, received.length)
           for (const waiter of waiters.splice(0)) if (!waiter()) waiters.push(waiter)

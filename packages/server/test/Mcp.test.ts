@@ -4,21 +4,26 @@
  * client (protocol 2025-11-25) and raw JSON-RPC over fetch (2025-03-26)
  * against the test server and a local HTTP target.
  */
+import type { Actions } from "@agent-platform/domain"
+import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as McpClient from "effect/ai/McpClient"
 import * as McpProtocol from "effect/ai/McpProtocol"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { Actions } from "@agent-platform/domain"
-import type * as Sdk from "@agent-platform/sdk"
-import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { createKey, http, json, secondTenant, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
 import { newAction, param, spaceWith } from "./Catalog.ts"
+import { jsonAnswer, localServer } from "./LocalHttp.ts"
+import { createKey, http, json, layer as testServer, secondTenant, serverSuite, TestServer } from "./TestServer.ts"
 
 /** An action as an MCP tool's source: its description names MCP. */
 const newTool = (
-  fields: { readonly name: string; readonly url: string; readonly parameters?: ReadonlyArray<Actions.ActionParameter>; readonly is_active?: boolean },
+  fields: {
+    readonly name: string
+    readonly url: string
+    readonly parameters?: ReadonlyArray<Actions.ActionParameter>
+    readonly is_active?: boolean
+  },
   as?: Sdk.Connected
 ) => newAction({ ...fields, description: `${fields.name} for MCP` }, as)
 
@@ -31,16 +36,21 @@ const mcpClient = (key: string) =>
       protocol: McpProtocol.v2025_11_25,
       headers: { authorization: `Bearer ${key}` }
     })
-    return yield* McpClient.make({ name: "platform-tests", version: "1.0.0" }).pipe(Effect.provideService(McpClient.Transport, transport))
+    return yield* McpClient.make({ name: "platform-tests", version: "1.0.0" }).pipe(
+      Effect.provideService(McpClient.Transport, transport)
+    )
   }).pipe(Effect.provide(FetchHttpClient.layer))
 
 /** One raw JSON-RPC POST to /mcp (protocol 2025-03-26 unless a header says otherwise). */
 const rpc = (key: string | undefined, body: unknown, headers: Record<string, string> = {}) =>
-  http("/mcp", json("POST", body, {
-    accept: "application/json, text/event-stream",
-    ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
-    ...headers
-  }))
+  http(
+    "/mcp",
+    json("POST", body, {
+      accept: "application/json, text/event-stream",
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      ...headers
+    })
+  )
 
 const call = (id: number, method: string, params?: Record<string, unknown>) => ({
   jsonrpc: "2.0",
@@ -49,7 +59,8 @@ const call = (id: number, method: string, params?: Record<string, unknown>) => (
   ...(params === undefined ? {} : { params })
 })
 
-const textOf = (result: { readonly content: ReadonlyArray<unknown> }) => (result.content[0] as { readonly text: string }).text
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
+  (result.content[0] as { readonly text: string }).text
 
 layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
   describe("with effect's McpClient (2025-11-25)", () => {
@@ -73,7 +84,10 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         assert.strictEqual(tool.description, "Get weather for MCP")
         assert.deepStrictEqual(tool.inputSchema, {
           type: "object",
-          properties: { city: { type: "string", description: "the city" }, days: { type: "integer", description: "the days" } },
+          properties: {
+            city: { type: "string", description: "the city" },
+            days: { type: "integer", description: "the days" }
+          },
           required: ["city"],
           additionalProperties: false
         })
@@ -92,11 +106,19 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         })
         assert.deepStrictEqual(result.structuredContent, JSON.parse(textOf(result)))
         assert.strictEqual(target.received[0].url, "/weather/Lisbon?days=2")
-        // Recorded like a direct execution by the key.
+        // Recorded like a direct execution by the key, on the MCP channel.
         const sql = yield* SqlClient.SqlClient
-        const [execution] = yield* sql<{ caller_id: string; supervision: string }>`
-          SELECT caller_id, supervision FROM action_executions WHERE action_id = ${action.id}`
-        assert.deepStrictEqual({ ...execution }, { caller_id: keyId, supervision: "autonomous" })
+        const [execution] = yield* sql<
+          { caller_id: string; supervision: string; channel: string; trigger_type: string; trigger_id: string }
+        >`
+          SELECT caller_id, supervision, channel, trigger_type, trigger_id FROM action_executions WHERE action_id = ${action.id}`
+        assert.deepStrictEqual({ ...execution }, {
+          caller_id: keyId,
+          supervision: "autonomous",
+          channel: "mcp",
+          trigger_type: "key",
+          trigger_id: keyId
+        })
       }))
 
     it.effect("a remote failure is a tool result with isError and the ActionResponse; invalid arguments are a tool error too", () =>
@@ -108,7 +130,11 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const tool = (yield* client.listTools()).find((t) => t.name === "Flaky_call")!
         const failed = yield* client.callTool({ tool, arguments: { id: 1 } })
         assert.isTrue(failed.isError)
-        assert.deepInclude(JSON.parse(textOf(failed)), { success: false, status_code: 500, response: "the remote system answered HTTP 500: boom" })
+        assert.deepInclude(JSON.parse(textOf(failed)), {
+          success: false,
+          status_code: 500,
+          response: "the remote system answered HTTP 500: boom"
+        })
         const invalid = yield* client.callTool({ tool, arguments: { id: "one" } })
         assert.isTrue(invalid.isError)
         assert.match(textOf(invalid), /parameter `id` must be an integer, got string/)
@@ -120,9 +146,20 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("initialize, notifications/initialized (202), ping, tools/list, tools/call and a batch", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, { pong: true }))
-        const action = yield* newTool({ name: "Ping target", url: target.url, parameters: [param("msg", "string", true)] })
+        const action = yield* newTool({
+          name: "Ping target",
+          url: target.url,
+          parameters: [param("msg", "string", true)]
+        })
         const { key } = yield* createKey(["actions"])
-        const init = yield* rpc(key, call(1, "initialize", { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } }))
+        const init = yield* rpc(
+          key,
+          call(1, "initialize", {
+            protocolVersion: "2025-03-26",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" }
+          })
+        )
         assert.strictEqual(init.status, 200)
         assert.match(init.headers.get("content-type")!, /application\/json/)
         assert.deepInclude(init.body, { jsonrpc: "2.0", id: 1 })
@@ -139,11 +176,19 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const result = yield* rpc(key, call(4, "tools/call", { name: "Ping_target", arguments: { msg: "hi" } }))
         assert.strictEqual(result.body.result.isError, false)
         assert.isUndefined(result.body.result.structuredContent)
-        assert.deepInclude(JSON.parse(result.body.result.content[0].text), { success: true, action_id: action.id, response: { pong: true } })
+        assert.deepInclude(JSON.parse(result.body.result.content[0].text), {
+          success: true,
+          action_id: action.id,
+          response: { pong: true }
+        })
         // By action id too.
         const byId = yield* rpc(key, call(5, "tools/call", { name: action.id, arguments: { msg: "again" } }))
         assert.strictEqual(byId.body.result.isError, false)
-        const batch = yield* rpc(key, [call(6, "ping"), { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }, call(7, "nope")])
+        const batch = yield* rpc(key, [call(6, "ping"), {
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 1 }
+        }, call(7, "nope")])
         assert.strictEqual(batch.status, 200)
         assert.deepStrictEqual(batch.body, [
           { jsonrpc: "2.0", id: 6, result: {} },
@@ -154,7 +199,11 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
     it.effect("protocol errors: invalid arguments name the parameters (-32602), bad JSON is a parse error (400), bad messages are invalid requests", () =>
       Effect.gen(function*() {
         const target = yield* localServer(() => jsonAnswer(200, {}))
-        yield* newTool({ name: "Strict", url: target.url, parameters: [param("a", "string", true), param("b", "boolean", true)] })
+        yield* newTool({
+          name: "Strict",
+          url: target.url,
+          parameters: [param("a", "string", true), param("b", "boolean", true)]
+        })
         const { key } = yield* createKey(["actions"])
         const invalid = yield* rpc(key, call(1, "tools/call", { name: "Strict", arguments: { b: "no" } }))
         assert.strictEqual(invalid.body.error.code, -32602)
@@ -223,13 +272,19 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         assert.strictEqual(ran.body.result.isError, false)
       }))
 
-    it.effect("an unbound key calling a nonexistent tool gets the 502 ActionResponse as an error result", () =>
+    it.effect("an unbound key calling a nonexistent tool gets the JSON-RPC error -32602, and nothing runs", () =>
       Effect.gen(function*() {
-        const { key } = yield* createKey(["actions"])
+        const { id: keyId, key } = yield* createKey(["actions"])
         const result = yield* rpc(key, call(1, "tools/call", { name: "does_not_exist", arguments: {} }))
         assert.strictEqual(result.status, 200)
-        assert.isTrue(result.body.result.isError)
-        assert.deepInclude(JSON.parse(result.body.result.content[0].text), { success: false, status_code: 502 })
+        assert.deepStrictEqual(result.body, {
+          jsonrpc: "2.0",
+          id: 1,
+          error: { code: -32602, message: "Unknown tool: does_not_exist" }
+        })
+        const sql = yield* SqlClient.SqlClient
+        const executions = yield* sql`SELECT 1 FROM action_executions WHERE caller_id = ${keyId}`
+        assert.strictEqual(executions.length, 0)
       }))
 
     it.effect("tools of another tenant are neither listed nor callable", () =>
@@ -241,7 +296,7 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const list = yield* rpc(key, call(1, "tools/list"))
         assert.isFalse(list.body.result.tools.some((t: { name: string }) => t.name === "Their_secret_tool"))
         const result = yield* rpc(key, call(2, "tools/call", { name: theirs.id, arguments: {} }))
-        assert.isTrue(result.body.result.isError)
+        assert.deepStrictEqual(result.body.error, { code: -32602, message: `Unknown tool: ${theirs.id}` })
         assert.strictEqual(target.received.length, 0)
       }))
 
@@ -252,7 +307,9 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const b = yield* newTool({ name: "Twin action", url: `${target.url}/b` })
         const { key } = yield* createKey(["actions"])
         const list = yield* rpc(key, call(1, "tools/list"))
-        const names = list.body.result.tools.map((t: { name: string }) => t.name).filter((n: string) => n.startsWith("Twin_action"))
+        const names = list.body.result.tools.map((t: { name: string }) => t.name).filter((n: string) =>
+          n.startsWith("Twin_action")
+        )
         assert.sameMembers(names, [`Twin_action_${a.id.slice(0, 8)}`, `Twin_action_${b.id.slice(0, 8)}`])
         yield* rpc(key, call(2, "tools/call", { name: `Twin_action_${b.id.slice(0, 8)}`, arguments: {} }))
         assert.deepStrictEqual(target.received.map((r) => r.url), ["/b"])
@@ -263,7 +320,10 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const { key } = yield* createKey(["actions"], { rate_limit_rpm: 1000 })
         const missing = crypto.randomUUID()
         for (let i = 0; i < 60; i++) {
-          const response = yield* http(`/v1/actions/${missing}/execute`, json("POST", {}, { authorization: `Bearer ${key}` }))
+          const response = yield* http(
+            `/v1/actions/${missing}/execute`,
+            json("POST", {}, { authorization: `Bearer ${key}` })
+          )
           assert.strictEqual(response.status, 502)
         }
         const limited = yield* rpc(key, call(1, "tools/call", { name: "anything", arguments: {} }))
@@ -274,7 +334,10 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const list = yield* rpc(key, call(2, "tools/list"))
         assert.strictEqual(list.status, 200)
         // And the other way round: the key's next execute is refused too.
-        const execute = yield* http(`/v1/actions/${missing}/execute`, json("POST", {}, { authorization: `Bearer ${key}` }))
+        const execute = yield* http(
+          `/v1/actions/${missing}/execute`,
+          json("POST", {}, { authorization: `Bearer ${key}` })
+        )
         assert.strictEqual(execute.status, 429)
       }))
   })

@@ -34,7 +34,8 @@ interface Request {
   readonly body: any
 }
 
-const sse = (chunks: ReadonlyArray<unknown>) => chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
+const sse = (chunks: ReadonlyArray<unknown>) =>
+  chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n"
 
 const delta = (d: unknown, finish: string | null = null) => ({
   id: "chatcmpl-1",
@@ -52,11 +53,14 @@ const answer = (request: Request, attempt: number): { status: number; type: stri
   const json = (status: number, body: unknown) => ({ status, type: "application/json", body: JSON.stringify(body) })
   if (request.path === "/v1/embeddings") {
     const inputs: Array<string> = request.body.input
-    const data = inputs.map((input, index) => ({ object: "embedding", index, embedding: [input.length, index] })).reverse()
+    const data = inputs.map((input, index) => ({ object: "embedding", index, embedding: [input.length, index] }))
+      .reverse()
     return json(200, { object: "list", data, usage: { prompt_tokens: inputs.join("").length } })
   }
   const text = lastUserText(request.body)
-  if (text.includes("unauthorized")) return json(401, { error: { message: "Incorrect API key provided", type: "invalid_request_error" } })
+  if (text.includes("unauthorized")) {
+    return json(401, { error: { message: "Incorrect API key provided", type: "invalid_request_error" } })
+  }
   if (text.includes("overloaded") && attempt === 1) return json(503, { error: { message: "overloaded" } })
   if (text.includes("always down")) return json(500, { error: { message: "internal" } })
   if (!request.body.stream) {
@@ -71,7 +75,11 @@ const answer = (request: Request, attempt: number): { status: number; type: stri
   if (text.includes("garbage")) return stream("data: {not json\n\n")
   if (text.includes("ticket")) {
     return stream(sse([
-      delta({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "create_ticket", arguments: "" } }] }),
+      delta({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "create_ticket", arguments: "" } }]
+      }),
       delta({ tool_calls: [{ index: 0, function: { arguments: "{\"title\": \"Print" } }] }),
       delta({ tool_calls: [{ index: 0, function: { arguments: "er broken\"}" } }] }),
       delta({}, "tool_calls"),
@@ -102,7 +110,11 @@ class FakeProvider extends Context.Service<FakeProvider, {
           const chunks: Array<Buffer> = []
           req.on("data", (chunk: Buffer) => chunks.push(chunk))
           req.on("end", () => {
-            const request = { path: req.url ?? "", headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }
+            const request = {
+              path: req.url ?? "",
+              headers: req.headers,
+              body: JSON.parse(Buffer.concat(chunks).toString("utf8"))
+            }
             requests.push(request)
             const key = `${request.path} ${lastUserText(request.body)}`
             attempts.set(key, (attempts.get(key) ?? 0) + 1)
@@ -137,10 +149,12 @@ const withProvider = <A, E>(
 ) =>
   Effect.flatMap(FakeProvider, (fake) =>
     use.pipe(
-      Effect.provide(Layer.mergeAll(
-        OpenAiLanguageModel.layer(config(baseUrl ?? fake.baseUrl)),
-        OpenAiEmbeddingModel.layer(config(baseUrl ?? fake.baseUrl))
-      ).pipe(Layer.provide(FetchHttpClient.layer)))
+      Effect.provide(
+        Layer.mergeAll(
+          OpenAiLanguageModel.layer(config(baseUrl ?? fake.baseUrl)),
+          OpenAiEmbeddingModel.layer(config(baseUrl ?? fake.baseUrl))
+        ).pipe(Layer.provide(FetchHttpClient.layer))
+      )
     ))
 
 /** Streams a response and collects its parts (typed loosely: the tests read them as the provider sent them). */
@@ -149,19 +163,32 @@ const collect = (options: {
   readonly toolkit?: ReturnType<typeof actionTools>["toolkit"]
   readonly disableToolCallResolution?: boolean
 }) =>
-  Effect.flatMap(LanguageModel.LanguageModel, (model) =>
-    Stream.runCollect(model.streamText(options as { prompt: Prompt.RawInput }) as Stream.Stream<any, AiError.AiError>))
+  Effect.flatMap(
+    LanguageModel.LanguageModel,
+    (model) =>
+      Stream.runCollect(model.streamText(options as { prompt: Prompt.RawInput }) as Stream.Stream<any, AiError.AiError>)
+  )
 
 const reasonOf = (error: unknown) => (AiError.isAiError(error) ? error.reason._tag : `not an AiError: ${String(error)}`)
-
 
 layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible provider", (it) => {
   describe("LanguageModel over /chat/completions", () => {
     it.effect("streams the text deltas in order, then a finish part with the provider's usage", () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider
-        const parts = yield* withProvider(collect({ prompt: [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "Say hello" }] }] }))
-        assert.deepStrictEqual(parts.filter((p) => p.type === "text-delta").map((p) => p.delta), ["Hel", "lo", " there"])
+        const parts = yield* withProvider(
+          collect({
+            prompt: [{ role: "system", content: "Be brief." }, {
+              role: "user",
+              content: [{ type: "text", text: "Say hello" }]
+            }]
+          })
+        )
+        assert.deepStrictEqual(parts.filter((p) => p.type === "text-delta").map((p) => p.delta), [
+          "Hel",
+          "lo",
+          " there"
+        ])
         const finish = parts.find((p) => p.type === "finish")
         assert.strictEqual(finish.reason, "stop")
         assert.strictEqual(finish.usage.inputTokens.total, 12)
@@ -172,7 +199,10 @@ layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible prov
         assert.strictEqual(request.path, "/v1/chat/completions")
         assert.strictEqual(request.headers.authorization, "Bearer sk-test")
         assert.deepInclude(request.body, { model: "gpt-test", stream: true, stream_options: { include_usage: true } })
-        assert.deepStrictEqual(request.body.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "Say hello" }])
+        assert.deepStrictEqual(request.body.messages, [{ role: "system", content: "Be brief." }, {
+          role: "user",
+          content: "Say hello"
+        }])
         assert.notProperty(request.body, "tools")
       }))
 
@@ -222,20 +252,49 @@ layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible prov
       Effect.sync(() => {
         const prompt: Array<Prompt.MessageEncoded> = [
           { role: "user", content: [{ type: "text", text: "open a ticket" }] },
-          { role: "assistant", content: [{ type: "tool-call", id: "call_9", name: "create_ticket", params: { title: "x" }, providerExecuted: false }] },
-          { role: "tool", content: [{ type: "tool-result", id: "call_9", name: "create_ticket", isFailure: false, result: { ticket_id: "T-1" }, providerExecuted: false }] }
+          {
+            role: "assistant",
+            content: [{
+              type: "tool-call",
+              id: "call_9",
+              name: "create_ticket",
+              params: { title: "x" },
+              providerExecuted: false
+            }]
+          },
+          {
+            role: "tool",
+            content: [{
+              type: "tool-result",
+              id: "call_9",
+              name: "create_ticket",
+              isFailure: false,
+              result: { ticket_id: "T-1" },
+              providerExecuted: false
+            }]
+          }
         ]
         const messages = OpenAiLanguageModel.toMessages(Prompt.make(prompt))
         assert.deepStrictEqual(messages, [
           { role: "user", content: "open a ticket" },
-          { role: "assistant", content: null, tool_calls: [{ id: "call_9", type: "function", function: { name: "create_ticket", arguments: "{\"title\":\"x\"}" } }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{
+              id: "call_9",
+              type: "function",
+              function: { name: "create_ticket", arguments: "{\"title\":\"x\"}" }
+            }]
+          },
           { role: "tool", tool_call_id: "call_9", content: "{\"ticket_id\":\"T-1\"}" }
         ])
       }))
 
     it.effect("generates text without streaming too", () =>
       Effect.gen(function*() {
-        const response = yield* withProvider(Effect.flatMap(LanguageModel.LanguageModel, (model) => model.generateText({ prompt: "hello" })))
+        const response = yield* withProvider(
+          Effect.flatMap(LanguageModel.LanguageModel, (model) => model.generateText({ prompt: "hello" }))
+        )
         assert.strictEqual(response.text, "Hello there")
         assert.strictEqual(response.usage.outputTokens.total, 2)
       }))
@@ -245,7 +304,9 @@ layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible prov
     it.effect("returns one vector per input, in input order, with the provider's usage", () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider
-        const response = yield* withProvider(Effect.flatMap(EmbeddingModel.EmbeddingModel, (model) => model.embedMany(["a", "bb", "ccc"])))
+        const response = yield* withProvider(
+          Effect.flatMap(EmbeddingModel.EmbeddingModel, (model) => model.embedMany(["a", "bb", "ccc"]))
+        )
         assert.deepStrictEqual(response.embeddings.map((e) => e.vector), [[1, 0], [2, 1], [3, 2]])
         assert.strictEqual(response.usage.inputTokens, 6)
         assert.deepStrictEqual(fake.requests.at(-1)!.body, { model: "embed-test", input: ["a", "bb", "ccc"] })
@@ -283,7 +344,10 @@ layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible prov
 
     it.effect("a malformed event is an InvalidResponseError; an unreachable provider a NetworkError", () =>
       Effect.gen(function*() {
-        assert.strictEqual(reasonOf(yield* Effect.flip(withProvider(collect({ prompt: "garbage" })))), "InvalidResponseError")
+        assert.strictEqual(
+          reasonOf(yield* Effect.flip(withProvider(collect({ prompt: "garbage" })))),
+          "InvalidResponseError"
+        )
         const closed = yield* Effect.callback<number>((resume) => {
           const server = createServer()
           server.listen(0, "127.0.0.1", () => {
@@ -291,16 +355,17 @@ layer(FakeProvider.layer, { excludeTestServices: true })("OpenAI-compatible prov
             server.close(() => resume(Effect.succeed(port)))
           })
         })
-        const unreachable = yield* Effect.flip(withProvider(collect({ prompt: "hello" }), `http://127.0.0.1:${closed}/v1`))
+        const unreachable = yield* Effect.flip(
+          withProvider(collect({ prompt: "hello" }), `http://127.0.0.1:${closed}/v1`)
+        )
         assert.strictEqual(reasonOf(unreachable), "NetworkError")
       }))
   })
 })
 
-
 // ---------------------------------------------------------------------------
 
-describe("Hashing embedder (embedded-hashing-v1)", () => {
+describe("Hashing embedder (embedded-hashing-v2)", () => {
   it("embeds into 512 dimensions as a unit vector, the same way every time", () => {
     const vector = HashingEmbedder.embedText("Refunds are processed within 14 business days.")
     assert.strictEqual(vector.length, 512)
@@ -314,7 +379,11 @@ describe("Hashing embedder (embedded-hashing-v1)", () => {
     const related = HashingEmbedder.embedText("Refunds take 14 days to arrive.")
     const unrelated = HashingEmbedder.embedText("The cafeteria serves lunch at noon.")
     assert.isAbove(HashingEmbedder.cosine(question, related), HashingEmbedder.cosine(question, unrelated) + 0.2)
-    assert.closeTo(HashingEmbedder.cosine(HashingEmbedder.embedText("CAFÉ prices"), HashingEmbedder.embedText("the cafe price")), 1, 1e-9)
+    assert.closeTo(
+      HashingEmbedder.cosine(HashingEmbedder.embedText("CAFÉ prices"), HashingEmbedder.embedText("the cafe price")),
+      1,
+      1e-9
+    )
   })
 
   it("counts word order a little (word pairs) and gives a text without topic words the zero vector", () => {
@@ -352,14 +421,23 @@ describe("Embedded tokenizer", () => {
     }))
 })
 
-layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive-v1)", (it) => {
+layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive-v2)", (it) => {
   const system = KnowledgeContext.render([
-    { filename: "refunds.md", content: "# Refunds\n\nRefunds are processed within 14 business days after the item reaches our warehouse. Gift cards cannot be refunded." },
+    {
+      filename: "refunds.md",
+      content:
+        "# Refunds\n\nRefunds are processed within 14 business days after the item reaches our warehouse. Gift cards cannot be refunded."
+    },
     { filename: "office.md", content: "The cafeteria serves lunch from noon to 2 pm on working days." }
   ])
   const ask = (question: string) =>
-    Effect.flatMap(LanguageModel.LanguageModel, (model) =>
-      model.generateText({ prompt: [{ role: "system", content: system }, { role: "user", content: [{ type: "text", text: question }] }] }))
+    Effect.flatMap(
+      LanguageModel.LanguageModel,
+      (model) =>
+        model.generateText({
+          prompt: [{ role: "system", content: system }, { role: "user", content: [{ type: "text", text: question }] }]
+        })
+    )
 
   it.effect("answers from the knowledge excerpts, quoting the sentence and citing its file", () =>
     Effect.gen(function*() {
@@ -380,7 +458,10 @@ layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive
   it.effect("streams its answer word by word and counts its tokens honestly", () =>
     Effect.gen(function*() {
       const model = yield* LanguageModel.LanguageModel
-      const prompt: Array<Prompt.MessageEncoded> = [{ role: "system", content: system }, { role: "user", content: [{ type: "text", text: "When is lunch served in the cafeteria?" }] }]
+      const prompt: Array<Prompt.MessageEncoded> = [{ role: "system", content: system }, {
+        role: "user",
+        content: [{ type: "text", text: "When is lunch served in the cafeteria?" }]
+      }]
       const parts = yield* Stream.runCollect(model.streamText({ prompt }))
       const deltas = parts.flatMap((p) => (p.type === "text-delta" ? [p.delta] : []))
       const text = deltas.join("")
@@ -415,7 +496,11 @@ layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive
       ])
       const call = (text: string) =>
         Effect.map(
-          model.generateText({ prompt: text, toolkit: tools.toolkit, disableToolCallResolution: true }) as unknown as Effect.Effect<
+          model.generateText({
+            prompt: text,
+            toolkit: tools.toolkit,
+            disableToolCallResolution: true
+          }) as unknown as Effect.Effect<
             LanguageModel.GenerateTextResponse<Record<string, any>, "encoded">,
             AiError.AiError
           >,
@@ -424,7 +509,10 @@ layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive
       assert.deepStrictEqual(yield* call("Please create a ticket titled \"Broken printer\", priority: high"), [
         { name: "create_ticket", params: { title: "Broken printer", priority: "high" } }
       ])
-      assert.deepStrictEqual(yield* call("refund order #1234 please"), [{ name: "refund_order", params: { order_id: 1234 } }])
+      assert.deepStrictEqual(yield* call("refund order #1234 please"), [{
+        name: "refund_order",
+        params: { order_id: 1234 }
+      }])
       assert.deepStrictEqual(yield* call("Can you create a ticket?"), [{ name: "create_ticket", params: {} }])
       // A question about the topic is not a request to act.
       assert.deepStrictEqual(yield* call("How do I create a ticket?"), [])
@@ -438,18 +526,43 @@ layer(EmbeddedLanguageModel.layer)("Embedded language model (embedded-extractive
           model.generateText({
             prompt: [
               { role: "user", content: [{ type: "text", text: "create a ticket" }] },
-              { role: "assistant", content: [{ type: "tool-call", id: "c1", name: "create_ticket", params: {}, providerExecuted: false }] },
-              { role: "tool", content: [{ type: "tool-result", id: "c1", name: "create_ticket", isFailure, result, providerExecuted: false }] }
+              {
+                role: "assistant",
+                content: [{ type: "tool-call", id: "c1", name: "create_ticket", params: {}, providerExecuted: false }]
+              },
+              {
+                role: "tool",
+                content: [{
+                  type: "tool-result",
+                  id: "c1",
+                  name: "create_ticket",
+                  isFailure,
+                  result,
+                  providerExecuted: false
+                }]
+              }
             ]
           }),
           (response) => response.text
         )
       assert.strictEqual(
-        yield* report({ success: true, status_code: 201, action_name: "create_ticket", response: { ticket_id: "T-7" }, error: null }, false),
+        yield* report({
+          success: true,
+          status_code: 201,
+          action_name: "create_ticket",
+          response: { ticket_id: "T-7" },
+          error: null
+        }, false),
         "Done: create_ticket succeeded (status 201). Result: ticket_id: T-7."
       )
       assert.strictEqual(
-        yield* report({ success: false, status_code: 502, action_name: "create_ticket", response: "timeout", error: "the remote system timed out" }, true),
+        yield* report({
+          success: false,
+          status_code: 502,
+          action_name: "create_ticket",
+          response: "timeout",
+          error: "the remote system timed out"
+        }, true),
         "The action create_ticket failed (status 502): the remote system timed out"
       )
     }))

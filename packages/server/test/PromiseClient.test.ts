@@ -1,8 +1,51 @@
 /** The Promise flavour of the SDK, against the test server: the same calls, Promises, typed rejections. */
-import { assert, layer } from "@effect/vitest"
+import {
+  ApiError,
+  ConnectionError,
+  IngestionNotReadyError,
+  makePromiseClient,
+  PlatformError,
+  TimeoutError,
+  UnexpectedResponse
+} from "@agent-platform/sdk"
+import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { makePromiseClient } from "@agent-platform/sdk"
-import { adminEmail, adminPassword, serverSuite, TestServer, layer as testServer } from "./TestServer.ts"
+import { createServer } from "node:net"
+import { refundPolicy } from "./Documents.ts"
+import { localServer } from "./LocalHttp.ts"
+import {
+  adminClient,
+  adminEmail,
+  adminPassword,
+  createKey,
+  layer as testServer,
+  serverSuite,
+  TestServer
+} from "./TestServer.ts"
+
+/** What a Promise settles to: its value, or what it rejected with. */
+const settle = <A>(promise: () => Promise<A>) =>
+  Effect.promise(() =>
+    promise().then((value) => ({ value, error: undefined }), (error: unknown) => ({ value: undefined, error }))
+  )
+
+/** A loopback port nothing listens on (taken, then released). */
+const closedPort = Effect.promise(() =>
+  new Promise<number>((resolve) => {
+    const probe = createServer()
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { readonly port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+)
+
+/** A client disposed with the test. */
+const promiseClient = (options: Parameters<typeof makePromiseClient>[0]) =>
+  Effect.acquireRelease(
+    Effect.sync(() => makePromiseClient(options)),
+    (client) => Effect.promise(() => client.dispose())
+  )
 
 layer(testServer(), serverSuite)("makePromiseClient", (it) => {
   it.effect("signs in, keeps the session, calls endpoints and rejects with the API's typed errors", () =>
@@ -15,20 +58,111 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         const me = await client.auth.me()
         const token = await client.sessionToken()
         const created = await client.keys.create({ payload: { name: "promise key", scopes: ["agents:read"] } })
-        const rejected = await client.keys.revoke({ params: { id: crypto.randomUUID() } }).then(() => undefined, (error: unknown) => error)
+        const rejected = await client.keys.revoke({ params: { id: crypto.randomUUID() } }).then(
+          () => undefined,
+          (error: unknown) => error
+        )
         return { session, me, token, created, rejected }
       })
       assert.strictEqual(outcome.session.email, adminEmail)
       assert.strictEqual(outcome.me.user_id, outcome.session.user_id)
       assert.isString(outcome.token)
       assert.match(outcome.created.key, /^sk_live_/)
-      assert.deepInclude(outcome.rejected as object, { _tag: "NotFound" })
+      assert.instanceOf(outcome.rejected, ApiError)
+      assert.instanceOf(outcome.rejected, PlatformError)
+      assert.deepInclude(outcome.rejected as object, { _tag: "NotFound", status: 404 })
+      assert.match((outcome.rejected as Error).message, /not found/)
 
       const withKey = makePromiseClient({ baseUrl: server.baseUrl, apiKey: outcome.created.key })
       yield* Effect.addFinalizer(() => Effect.promise(() => withKey.dispose()))
       const agents = yield* Effect.promise(() => withKey.agents.list({ query: {} }))
       assert.isArray(agents.agents)
-      const refused = yield* Effect.promise(() => withKey.actions.list().then(() => undefined, (error: unknown) => error))
-      assert.deepInclude(refused as object, { _tag: "ScopeMissing" })
+      const refused = yield* Effect.promise(() =>
+        withKey.actions.list().then(() => undefined, (error: unknown) => error)
+      )
+      assert.instanceOf(refused, ApiError)
+      assert.deepInclude(refused as object, { _tag: "ScopeMissing", status: 403 })
+      assert.include((refused as ApiError).message, "actions")
+      assert.deepInclude((refused as ApiError).body, { _tag: "ScopeMissing" })
     }).pipe(Effect.scoped))
+
+  describe("when no answer, or no answer of this service, comes", () => {
+    it.effect("a refused connection rejects with a ConnectionError: one line, no HTTP status", () =>
+      Effect.gen(function*() {
+        const port = yield* closedPort
+        const client = yield* promiseClient({ baseUrl: `http://127.0.0.1:${port}` })
+        const { error } = yield* settle(() => client.health())
+        assert.instanceOf(error, ConnectionError)
+        assert.instanceOf(error, PlatformError)
+        const refused = error as ConnectionError
+        assert.strictEqual(refused._tag, "ConnectionError")
+        assert.isUndefined(refused.status)
+        assert.strictEqual(refused.message, `cannot reach http://127.0.0.1:${port}/health (ECONNREFUSED)`)
+      }).pipe(Effect.scoped))
+
+    it.effect("an answer that does not start within `timeout` rejects with a TimeoutError", () =>
+      Effect.gen(function*() {
+        const silent = yield* localServer(() => "hang")
+        const client = yield* promiseClient({ baseUrl: silent.url, timeout: "300 millis" })
+        const { error } = yield* settle(() => client.health())
+        assert.instanceOf(error, TimeoutError)
+        assert.deepInclude(error as object, { _tag: "TimeoutError", status: undefined })
+        assert.strictEqual((error as TimeoutError).message, `GET ${silent.url}/health: no answer within 300ms`)
+      }).pipe(Effect.scoped))
+
+    it.effect("another service's answer rejects with UnexpectedResponse carrying its status", () =>
+      Effect.gen(function*() {
+        const other = yield* localServer(() => ({
+          status: 502,
+          body: "<html>Bad gateway</html>",
+          headers: { "content-type": "text/html" }
+        }))
+        const client = yield* promiseClient({ baseUrl: other.url, apiKey: "sk_live_x" })
+        const { error } = yield* settle(() => client.agents.list({ query: {} }))
+        assert.instanceOf(error, UnexpectedResponse)
+        assert.deepInclude(error as object, { _tag: "UnexpectedResponse", status: 502 })
+        assert.include((error as UnexpectedResponse).message, "is it an Agent Platform service?")
+      }).pipe(Effect.scoped))
+  })
+
+  describe("waitUntilReady", () => {
+    it.effect("resolves with the file once ingestion made it ready; a document that fails rejects with IngestionNotReadyError", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* adminClient
+        const space = yield* admin.api.admin.createSpace({ payload: { code: "promise-wait", name: "Promise wait" } })
+          .pipe(Effect.orDie)
+        const agent = yield* admin.api.agentsAdmin.create({
+          payload: { space_id: space.id, name: "Returns", summary: "Returns and refunds", is_primary: true }
+        }).pipe(Effect.orDie)
+        const { key } = yield* createKey(["files"])
+        const client = yield* promiseClient({ baseUrl: server.baseUrl, apiKey: key })
+        const states: Array<string> = []
+        const ready = yield* Effect.promise(async () => {
+          const accepted = await client.knowledge.ingest({
+            payload: { agent_id: agent.id, filename: "refunds.md", content: refundPolicy }
+          })
+          return client.waitUntilReady({ agentId: agent.id, fileId: accepted.file_id }, {
+            timeout: "60 seconds",
+            onProgress: (file) => states.push(file?.status ?? "missing")
+          })
+        })
+        assert.strictEqual(ready.status, "ready")
+        assert.strictEqual(ready.filename, "refunds.md")
+        assert.strictEqual(states[states.length - 1], "ready")
+
+        const binary = yield* Effect.promise(() =>
+          client.knowledge.ingest({
+            payload: { agent_id: agent.id, filename: "image.png", content: "\u0000\u0001PNG" }
+          })
+        )
+        const { error } = yield* settle(() =>
+          client.waitUntilReady({ agentId: agent.id, fileId: binary.file_id }, { timeout: "60 seconds" })
+        )
+        assert.instanceOf(error, IngestionNotReadyError)
+        assert.strictEqual((error as IngestionNotReadyError)._tag, "IngestionNotReady")
+        assert.strictEqual((error as IngestionNotReadyError).file?.status, "failed")
+        assert.match((error as IngestionNotReadyError).message, /^ingestion failed: /)
+      }).pipe(Effect.scoped))
+  })
 })

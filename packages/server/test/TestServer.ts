@@ -4,6 +4,8 @@
  * the real PostgreSQL of `TEST_DATABASE_URL`), with Redis under a private key
  * prefix when `TEST_REDIS_URL` is set. Everything is dropped afterwards.
  */
+import type { Scope } from "@agent-platform/domain"
+import * as Sdk from "@agent-platform/sdk"
 import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpServer from "effect/http/HttpServer"
@@ -11,37 +13,52 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { readFileSync } from "node:fs"
 import { createClient } from "redis"
 import { inject } from "vitest"
-import type { Scope } from "@agent-platform/domain"
-import * as Sdk from "@agent-platform/sdk"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { layerEmbedded, layerPostgres } from "../src/Platform/Database.ts"
-import { makeApp } from "../src/Server.ts"
+import { type DatabaseLayer, makeApp } from "../src/Server.ts"
 import { onServer } from "./globalSetup.ts"
 
 export const adminEmail = "admin@example.com"
 export const adminPassword = "Bootstrap-Passw0rd!"
 
+/**
+ * A new database on the PostgreSQL server of `url`, copied from the run's
+ * migrated template and dropped when the scope closes; its URL.
+ */
+export const postgresCopy = (url: string) =>
+  Effect.gen(function*() {
+    const name = `ap_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
+    yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        onServer(
+          url,
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${inject("postgresTemplate")}"`)
+          )
+        )
+      ),
+      () =>
+        Effect.promise(() =>
+          onServer(
+            url,
+            Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+          )
+        )
+    )
+    const databaseUrl = new URL(url)
+    databaseUrl.pathname = `/${name}`
+    return databaseUrl.toString()
+  })
+
 /** The test database: a copy of the migrated template. */
-const testDatabase = Layer.unwrap(Effect.gen(function*() {
+export const testDatabase = Layer.unwrap(Effect.gen(function*() {
   const url = process.env.TEST_DATABASE_URL
   if (url === undefined || url === "") {
     const template = new Blob([readFileSync(inject("embeddedTemplate"))])
     return layerEmbedded({ dataDir: undefined, loadDataDir: template })
   }
-  const name = `ap_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
-  yield* Effect.acquireRelease(
-    Effect.promise(() =>
-      onServer(url, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${inject("postgresTemplate")}"`)))
-    ),
-    () =>
-      Effect.promise(() =>
-        onServer(url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)))
-      )
-  )
-  const databaseUrl = new URL(url)
-  databaseUrl.pathname = `/${name}`
-  return layerPostgres(Redacted.make(databaseUrl.toString()))
+  return layerPostgres(Redacted.make(yield* postgresCopy(url)))
 }))
 
 /** Deletes the run's Redis keys when the server stops. */
@@ -70,9 +87,13 @@ export class TestServer extends Context.Service<TestServer, TestServerShape>()("
 /**
  * The server under test; `env` overrides configuration variables (e.g.
  * `{ CRON_INTERVAL_MS: "200" }`); `redis: false` keeps the key-value store in
- * PostgreSQL even when the run has Redis.
+ * PostgreSQL even when the run has Redis; `database` replaces the server's own
+ * copy of the template (e.g. to run two replicas on one database).
  */
-export const layer = (env: Record<string, string> = {}, options: { readonly redis?: boolean } = {}) => {
+export const layer = (
+  env: Record<string, string> = {},
+  options: { readonly redis?: boolean; readonly database?: DatabaseLayer } = {}
+) => {
   const redisUrl = options.redis === false ? undefined : process.env.TEST_REDIS_URL
   const redisPrefix = `ap-test:${crypto.randomUUID()}:`
   const config = ConfigProvider.fromUnknown({
@@ -103,7 +124,7 @@ export const layer = (env: Record<string, string> = {}, options: { readonly redi
     })
   )
   return server.pipe(
-    Layer.provideMerge(makeApp(testDatabase)),
+    Layer.provideMerge(makeApp(options.database ?? testDatabase)),
     Layer.provideMerge(ServerConfig.layer),
     Layer.provide(ConfigProvider.layer(config))
   )
@@ -171,13 +192,24 @@ export const createKey = (
 /** A second tenant with its own administrator, signed in. */
 export const secondTenant = (
   name = `Tenant ${crypto.randomUUID().slice(0, 8)}`
-): Effect.Effect<{ readonly tenant: { readonly id: string; readonly name: string }; readonly email: string; readonly password: string; readonly client: Sdk.Connected }, never, TestServer> =>
+): Effect.Effect<
+  {
+    readonly tenant: { readonly id: string; readonly name: string }
+    readonly email: string
+    readonly password: string
+    readonly client: Sdk.Connected
+  },
+  never,
+  TestServer
+> =>
   Effect.gen(function*() {
     const server = yield* TestServer
     const admin = yield* server.admin
     const email = `admin-${crypto.randomUUID().slice(0, 8)}@other.example.com`
     const password = "Other-Tenant-Passw0rd"
-    const tenant = yield* admin.api.admin.createTenant({ payload: { name, admin_email: email, admin_password: password } })
+    const tenant = yield* admin.api.admin.createTenant({
+      payload: { name, admin_email: email, admin_password: password }
+    })
     const client = yield* signIn(email, password)
     return { tenant, email, password, client }
   }).pipe(Effect.orDie)
@@ -205,5 +237,6 @@ export const keyClient = (key: string): Effect.Effect<Sdk.Connected, never, Test
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 /** The Cookie header of a signed-in client, for raw HTTP calls. */
-export const sessionCookie = (client: { readonly sessionToken: Effect.Effect<string | undefined> }): Effect.Effect<string> =>
-  Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)
+export const sessionCookie = (
+  client: { readonly sessionToken: Effect.Effect<string | undefined> }
+): Effect.Effect<string> => Effect.map(client.sessionToken, (token) => `Service-Token=${token}`)

@@ -3,18 +3,18 @@
  * subscriptions, the durable delivery queue and its worker, against real
  * local HTTP receivers and the test database.
  */
+import type { Webhooks } from "@agent-platform/domain"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import type { Webhooks } from "@agent-platform/domain"
 import { ActionRunner } from "../src/Actions/ActionRunner.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { WebhookDeliveriesRepo } from "../src/Webhooks/WebhookDeliveriesRepo.ts"
 import { WebhookDelivery, WebhookDeliveryWorker } from "../src/Webhooks/WebhookDelivery.ts"
 import { type AdminCaller, WebhookSubscriptions } from "../src/Webhooks/WebhookSubscriptions.ts"
 import { type Answer, localServer } from "./LocalHttp.ts"
-import { serverSuite, layer as testServer } from "./TestServer.ts"
+import { layer as testServer, serverSuite } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------
 // Local HTTP receivers
@@ -26,7 +26,9 @@ const ok = (): Answer => ({ status: 200 })
 
 const admin = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const [row] = yield* sql<{ tenant_id: string; id: string }>`SELECT tenant_id, id FROM users ORDER BY created_at LIMIT 1`
+  const [row] = yield* sql<
+    { tenant_id: string; id: string }
+  >`SELECT tenant_id, id FROM users ORDER BY created_at LIMIT 1`
   return { tenantId: row.tenant_id, userId: row.id } satisfies AdminCaller
 }).pipe(Effect.orDie)
 
@@ -37,7 +39,9 @@ const subscribe = (payload: typeof Webhooks.CreateWebhookSubscription.Type) =>
     const caller = yield* admin
     const created = yield* subscriptions.create(caller, payload).pipe(Effect.orDie)
     const sql = yield* SqlClient.SqlClient
-    yield* Effect.addFinalizer(() => sql`UPDATE webhook_subscriptions SET is_active = false WHERE id = ${created.id}`.pipe(Effect.orDie))
+    yield* Effect.addFinalizer(() =>
+      sql`UPDATE webhook_subscriptions SET is_active = false WHERE id = ${created.id}`.pipe(Effect.orDie)
+    )
     return created
   })
 
@@ -50,11 +54,12 @@ const fireEvent = (success: boolean) =>
     const [action] = yield* sql<{ id: string }>`
       INSERT INTO actions (tenant_id, name, http_method, url) VALUES (${tenantId}, 'notify', 'GET', ${target.url}) RETURNING id`
     const runner = yield* ActionRunner
+    const keyId = crypto.randomUUID()
     yield* runner.execute({
       tenantId,
-      caller: { kind: "key", keyId: crypto.randomUUID(), spaceId: null },
+      caller: { kind: "key", keyId, spaceId: null },
       actionId: action.id,
-      supervision: "autonomous"
+      trigger: { type: "key", keyId, channel: "direct" }
     }).pipe(Effect.ignore)
     return action.id
   }).pipe(Effect.orDie)
@@ -114,15 +119,24 @@ const untilAttempts = (subscriptionId: string, attempts: number) =>
 
 const servicesFor = (env: Record<string, string>) =>
   Layer.provideMerge(
-    Layer.mergeAll(ActionRunner.layer, WebhookSubscriptions.layer, WebhookDelivery.layer, WebhookDeliveriesRepo.layer).pipe(
-      Layer.provideMerge(ServerConfig.layer),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ACTIONS_ALLOW_PRIVATE_NETWORKS: "true", ...env })))
-    ),
+    Layer.mergeAll(ActionRunner.layer, WebhookSubscriptions.layer, WebhookDelivery.layer, WebhookDeliveriesRepo.layer)
+      .pipe(
+        Layer.provideMerge(ServerConfig.layer),
+        Layer.provide(
+          ConfigProvider.layer(ConfigProvider.fromUnknown({ ACTIONS_ALLOW_PRIVATE_NETWORKS: "true", ...env }))
+        )
+      ),
     testServer(env)
   )
 
 // ROLE api: no background delivery worker races the cycles these tests drive themselves.
-const env = { ROLE: "api", WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_MAX_ATTEMPTS: "3", ACTIONS_TIMEOUT_MS: "5000", ACTIONS_MAX_RESPONSE_BYTES: "4096" }
+const env = {
+  ROLE: "api",
+  WEBHOOK_RETRY_BASE_MS: "50",
+  WEBHOOK_MAX_ATTEMPTS: "3",
+  ACTIONS_TIMEOUT_MS: "5000",
+  ACTIONS_MAX_RESPONSE_BYTES: "4096"
+}
 
 layer(servicesFor(env), serverSuite)("webhook subscriptions", (it) => {
   it.effect("are created without ever returning the secret, listed, updated and deleted, each change audited", () =>
@@ -145,10 +159,16 @@ layer(servicesFor(env), serverSuite)("webhook subscriptions", (it) => {
       })
       assert.notInclude(JSON.stringify(created), "0123456789abcdef0123")
       const sql = yield* SqlClient.SqlClient
-      const [stored] = yield* sql<{ signing_secret: string }>`SELECT signing_secret FROM webhook_subscriptions WHERE id = ${created.id}`
+      const [stored] = yield* sql<
+        { signing_secret: string }
+      >`SELECT signing_secret FROM webhook_subscriptions WHERE id = ${created.id}`
       assert.notInclude(stored.signing_secret, "0123456789abcdef0123", "stored encrypted")
 
-      const updated = yield* subscriptions.update(caller, created.id, { event_filter: "on_action_failed", signing_secret: null, is_active: false })
+      const updated = yield* subscriptions.update(caller, created.id, {
+        event_filter: "on_action_failed",
+        signing_secret: null,
+        is_active: false
+      })
       assert.deepInclude(updated, { event_filter: "on_action_failed", has_signing_secret: false, is_active: false })
       const listed = yield* subscriptions.list(caller.tenantId)
       assert.deepStrictEqual(listed.subscriptions.find((s) => s.id === created.id), updated)
@@ -201,11 +221,19 @@ layer(servicesFor(env), serverSuite)("webhook subscriptions", (it) => {
       const first = yield* subscriptions.log(caller.tenantId, sub.id, { limit: 2 })
       assert.deepStrictEqual(first.deliveries.map((d) => d.id), all.slice(0, 2))
       assert.isString(first.next_cursor)
-      assert.deepInclude(first.deliveries[0], { event: "on_action_executed", status: "pending", attempts: 0, last_status_code: null })
+      assert.deepInclude(first.deliveries[0], {
+        event: "on_action_executed",
+        status: "pending",
+        attempts: 0,
+        last_status_code: null
+      })
       const second = yield* subscriptions.log(caller.tenantId, sub.id, { limit: 2, cursor: first.next_cursor ?? "" })
       assert.deepStrictEqual(second.deliveries.map((d) => d.id), all.slice(2))
       assert.isNull(second.next_cursor)
-      assert.strictEqual((yield* Effect.flip(subscriptions.log(caller.tenantId, sub.id, { cursor: "abc" })))._tag, "InvalidRequest")
+      assert.strictEqual(
+        (yield* Effect.flip(subscriptions.log(caller.tenantId, sub.id, { cursor: "abc" })))._tag,
+        "InvalidRequest"
+      )
     }))
 })
 
@@ -307,7 +335,11 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
       Effect.gen(function*() {
         const remote = yield* localServer(ok)
         const every = yield* subscribe({ name: "all", url: `${remote.url}/hook`, event_filter: "*" })
-        const executed = yield* subscribe({ name: "executed", url: `${remote.url}/hook`, event_filter: "on_action_executed" })
+        const executed = yield* subscribe({
+          name: "executed",
+          url: `${remote.url}/hook`,
+          event_filter: "on_action_executed"
+        })
         const failed = yield* subscribe({ name: "failed", url: `${remote.url}/hook`, event_filter: "on_action_failed" })
         yield* fireEvent(true)
         yield* fireEvent(false)
@@ -347,9 +379,18 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
         yield* untilAttempts(sub.id, 3)
         const [delivered] = yield* deliveriesOf(sub.id)
-        assert.deepInclude(delivered, { status: "delivered", attempts: 3, last_status_code: 200, last_error: null, next_attempt_at: null })
+        assert.deepInclude(delivered, {
+          status: "delivered",
+          attempts: 3,
+          last_status_code: 200,
+          last_error: null,
+          next_attempt_at: null
+        })
         assert.deepInclude(yield* counters(sub.id), { total_delivered: 1, total_dead_letter: 0 })
-        assert.deepStrictEqual(new Set(remote.received.map((r) => r.headers["x-service-delivery"])), new Set([delivered.id]))
+        assert.deepStrictEqual(
+          new Set(remote.received.map((r) => r.headers["x-service-delivery"])),
+          new Set([delivered.id])
+        )
       }))
 
     it.effect("after WEBHOOK_MAX_ATTEMPTS failures the delivery is dead-lettered and counted once; a retry redelivers it", () =>
@@ -381,7 +422,10 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 
         const notDead = yield* Effect.flip(subscriptions.retry(caller, sub.id, dead.id))
         assert.strictEqual(notDead._tag, "Conflict")
-        assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, sub.id, crypto.randomUUID())))._tag, "NotFound")
+        assert.strictEqual(
+          (yield* Effect.flip(subscriptions.retry(caller, sub.id, crypto.randomUUID())))._tag,
+          "NotFound"
+        )
         assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, sub.id, "nope")))._tag, "NotFound")
         const other = yield* subscribe({ name: "other", url: `${remote.url}/hook` })
         assert.strictEqual((yield* Effect.flip(subscriptions.retry(caller, other.id, dead.id)))._tag, "NotFound")
@@ -439,16 +483,27 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
           scope
         )
         yield* remote.waitFor(3)
-        assert.deepStrictEqual((yield* deliveriesOf(sub.id)).map((d) => d.status), ["delivering", "delivering", "delivering"])
+        assert.deepStrictEqual((yield* deliveriesOf(sub.id)).map((d) => d.status), [
+          "delivering",
+          "delivering",
+          "delivering"
+        ])
 
         yield* Scope.close(scope, Exit.void)
         const released = yield* deliveriesOf(sub.id)
-        assert.deepStrictEqual(released.map((d) => [d.status, d.attempts]), [["pending", 0], ["pending", 0], ["pending", 0]])
+        assert.deepStrictEqual(released.map((d) => [d.status, d.attempts]), [["pending", 0], ["pending", 0], [
+          "pending",
+          0
+        ]])
 
         remote.answer = ok
         const batch = yield* deliverDue
         assert.strictEqual(batch.delivered, 3)
-        assert.deepStrictEqual((yield* deliveriesOf(sub.id)).map((d) => d.status), ["delivered", "delivered", "delivered"])
+        assert.deepStrictEqual((yield* deliveriesOf(sub.id)).map((d) => d.status), [
+          "delivered",
+          "delivered",
+          "delivered"
+        ])
         assert.deepInclude(yield* counters(sub.id), { total_delivered: 3, total_dead_letter: 0 })
         for (const delivery of released) {
           assert.strictEqual(remote.received.filter((r) => r.headers["x-service-delivery"] === delivery.id).length, 2)
@@ -472,10 +527,120 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
         assert.strictEqual(remote.received.length, 1)
 
         yield* repo.recordDelivered(abandoned, { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null })
-        yield* repo.recordFailed(abandoned, { startedAt: new Date(), durationMs: 1, statusCode: 500, error: "late" }, null)
+        yield* repo.recordFailed(
+          abandoned,
+          { startedAt: new Date(), durationMs: 1, statusCode: 500, error: "late" },
+          null
+        )
         const [delivery] = yield* deliveriesOf(sub.id)
         assert.deepInclude(delivery, { status: "delivered", attempts: 1, last_error: null })
         assert.deepInclude(yield* counters(sub.id), { total_delivered: 1, total_dead_letter: 0 })
       }))
   })
+})
+
+// ---------------------------------------------------------------------------
+// Order per subscription and exact counters, with several workers at once
+
+/** Queues `count` events for the tenant's subscriptions, as executions do. */
+const queueEvents = (count: number) =>
+  Effect.gen(function*() {
+    const repo = yield* WebhookDeliveriesRepo
+    const { tenantId } = yield* admin
+    for (let i = 0; i < count; i++) {
+      yield* repo.enqueue({
+        id: crypto.randomUUID(),
+        event: "on_action_executed",
+        created_at: new Date().toISOString(),
+        tenant_id: tenantId,
+        data: { n: i }
+      })
+    }
+  }).pipe(Effect.orDie)
+
+/** Runs `workers` worker layers side by side until `done` holds, then stops them. */
+const runWorkersUntil = <RL, R>(
+  workers: ReadonlyArray<Layer.Layer<never, never, RL>>,
+  done: Effect.Effect<boolean, never, R>
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    for (const worker of workers) yield* Layer.buildWithScope(worker, scope)
+    const deadline = Date.now() + 60_000
+    while (!(yield* done)) {
+      if (Date.now() > deadline) assert.fail("the workers did not finish within 60 s")
+      yield* Effect.sleep("50 millis")
+    }
+    yield* Scope.close(scope, Exit.void)
+  })
+
+layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it) => {
+  it.effect("one subscription's deliveries reach the receiver in the order they were queued, with two workers of two lanes each", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const sub = yield* subscribe({ name: "ordered", url: `${remote.url}/hook` })
+      yield* queueEvents(40)
+      const queued = (yield* deliveriesOf(sub.id)).map((d) => d.id)
+      const worker = WebhookDeliveryWorker.layerWith({ pollInterval: "20 millis", perSubscription: 1, batchSize: 5 })
+      yield* runWorkersUntil([worker, worker], Effect.map(counters(sub.id), (c) => c.total_delivered >= 40))
+      assert.deepStrictEqual(remote.received.map((r) => r.headers["x-service-delivery"]), queued)
+      assert.deepStrictEqual(
+        remote.received.map((r) => JSON.parse(r.body).data.n),
+        Array.from({ length: 40 }, (_, i) => i)
+      )
+    }))
+
+  it.effect("a subscription with deliveries in flight is not claimed by another worker, and its oldest are claimed first", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const sub = yield* subscribe({ name: "busy", url: `${remote.url}/hook` })
+      yield* queueEvents(5)
+      const queued = (yield* deliveriesOf(sub.id)).map((d) => d.id)
+      const repo = yield* WebhookDeliveriesRepo
+      const first = yield* repo.claimDue({ limit: 10, visibilityTimeoutMs: 60_000, perSubscription: 2 })
+      assert.deepStrictEqual(first.map((c) => c.id), queued.slice(0, 2))
+      // The rest wait until the first two are recorded: nobody sends delivery 3 before 1 and 2 are done.
+      assert.deepStrictEqual(yield* repo.claimDue({ limit: 10, visibilityTimeoutMs: 60_000, perSubscription: 2 }), [])
+      yield* repo.recordOutcomes(first.map((claim) => ({
+        claim,
+        kind: "delivered" as const,
+        attempt: { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null },
+        nextAttemptAt: null
+      })))
+      const next = yield* repo.claimDue({ limit: 10, visibilityTimeoutMs: 60_000, perSubscription: 2 })
+      assert.deepStrictEqual(next.map((c) => c.id), queued.slice(2, 4))
+      yield* repo.release(next[0])
+      yield* repo.release(next[1])
+      assert.deepInclude(yield* counters(sub.id), { total_delivered: 2, total_dead_letter: 0 })
+    }))
+
+  it.effect("counters stay exact when several workers record failures, retries, dead letters and deliveries at once", () =>
+    Effect.gen(function*() {
+      // Every third attempt fails (500); a delivery dead-letters after WEBHOOK_MAX_ATTEMPTS (3) failures.
+      const remote = yield* localServer((_, count) => (count % 3 === 0 ? { status: 500 } : ok()))
+      const subs = [
+        yield* subscribe({ name: "c1", url: `${remote.url}/a` }),
+        yield* subscribe({ name: "c2", url: `${remote.url}/b` }),
+        yield* subscribe({ name: "c3", url: `${remote.url}/c` })
+      ]
+      yield* queueEvents(30)
+      const worker = WebhookDeliveryWorker.layerWith({ pollInterval: "20 millis", batchSize: 7, perSubscription: 3 })
+      const finished = Effect.map(
+        Effect.all(subs.map((sub) => deliveriesOf(sub.id))),
+        (all) => all.flat().every((d) => d.status === "delivered" || d.status === "dead_letter")
+      )
+      yield* runWorkersUntil([worker, worker, worker], finished)
+      for (const sub of subs) {
+        const rows = yield* deliveriesOf(sub.id)
+        assert.strictEqual(rows.length, 30)
+        const delivered = rows.filter((d) => d.status === "delivered").length
+        const dead = rows.filter((d) => d.status === "dead_letter").length
+        assert.deepInclude(yield* counters(sub.id), { total_delivered: delivered, total_dead_letter: dead })
+        // Each delivery got exactly one 2xx or was dead-lettered; none was sent by two workers.
+        for (const row of rows) {
+          const sent = remote.received.filter((r) => r.headers["x-service-delivery"] === row.id).length
+          assert.strictEqual(sent, row.attempts, `delivery ${row.id}`)
+        }
+      }
+    }))
 })

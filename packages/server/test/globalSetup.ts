@@ -7,12 +7,12 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { readdirSync, readFileSync, existsSync, writeFileSync, renameSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
-import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import { migrate } from "../src/Platform/Database.ts"
+import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -25,7 +25,9 @@ const migrationsDir = new URL("../src/migrations/", import.meta.url)
 
 const migrationsHash = () => {
   const hash = createHash("sha256")
-  for (const file of readdirSync(migrationsDir).sort()) hash.update(file).update(readFileSync(new URL(file, migrationsDir)))
+  for (const file of readdirSync(migrationsDir).sort()) {
+    hash.update(file).update(readFileSync(new URL(file, migrationsDir)))
+  }
   return hash.digest("hex").slice(0, 16)
 }
 
@@ -71,7 +73,9 @@ export default async function setup(project: TestProject) {
   project.provide("embeddedTemplate", "")
   project.provide("postgresTemplate", template)
   return async () => {
-    await onServer(url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)))
+    await onServer(
+      url,
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`))
+    )
   }
 }
-

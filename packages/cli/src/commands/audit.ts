@@ -1,7 +1,7 @@
 /** `audit verify`: re-hash the tenant's audit chains; exit code 1 when a row does not verify. */
+import type { Audit } from "@agent-platform/domain"
 import { Console, Effect, Schema } from "effect"
 import { Command } from "effect/cli"
-import type { Audit } from "@agent-platform/domain"
 import * as Connection from "../Connection.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
@@ -11,7 +11,7 @@ export class AuditChainBroken extends Schema.TaggedError<AuditChainBroken>()("Au
   message: Schema.String
 }) {}
 
-type Chain = typeof Audit.ChainVerification.Type & { readonly name: string }
+type Chain = Omit<typeof Audit.ChainIntegrity.Type, "valid" | "head_hash" | "verified_at"> & { readonly name: string }
 
 const verify = Command.make(
   "verify",

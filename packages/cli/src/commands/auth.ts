@@ -1,9 +1,10 @@
 /** `login`, `logout` and `whoami`: the CLI's session with the service. */
-import { Console, Effect, Option, Redacted, Schema } from "effect"
-import { Command, Flag, Prompt } from "effect/cli"
 import { Session } from "@agent-platform/domain"
+import { Console, Effect, Option, Redacted, Schema } from "effect"
+import { Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
 import * as Output from "../Output.ts"
+import * as PasswordInput from "../PasswordInput.ts"
 import { root } from "../Root.ts"
 import * as SessionFile from "../SessionFile.ts"
 
@@ -12,31 +13,23 @@ export class NoSessionIssued extends Schema.TaggedError<NoSessionIssued>()("NoSe
   message: Schema.String
 }) {}
 
-/** `--password`, or a hidden prompt when it is omitted and a terminal is attached. */
-export const passwordFlag = (description: string, promptMessage: string) =>
-  Flag.Redacted("password").pipe(
-    Flag.withDescription(`${description} (prompted for, hidden, when omitted)`),
-    Flag.withFallbackPrompt(
-      Prompt.Hidden({
-        message: promptMessage,
-        validate: (value) => value.length === 0 ? Effect.fail("the password cannot be empty") : Effect.succeed(value)
-      }).pipe(Prompt.map((value) => Redacted.make(Redacted.value(value) as string)))
-    )
-  )
-
 export const login = Command.make(
   "login",
   {
     email: Flag.String("email").pipe(Flag.withDescription("Your email address"), Flag.withSchema(Session.Email)),
-    password: passwordFlag("Your password", "Password"),
+    ...PasswordInput.flags("Your password"),
     totp: Flag.String("totp").pipe(
       Flag.withDescription("The 6-digit code of your authenticator app, once MFA is enabled"),
       Flag.withSchema(Session.LoginRequest.fields.totp_code.schema),
       Flag.optional
     )
   },
-  Effect.fnUntraced(function*({ email, password, totp }) {
+  Effect.fnUntraced(function*({ email, password: passwordFlag, passwordStdin, totp }) {
     const { json } = yield* root
+    const password = yield* PasswordInput.read({ password: passwordFlag, passwordStdin }, {
+      command: "login",
+      prompt: "Password"
+    })
     const { url, client } = yield* Connection.anonymous
     const session = yield* client.api.auth.login({
       payload: {
@@ -56,10 +49,16 @@ export const login = Command.make(
   })
 ).pipe(
   Command.withDescription("Sign in and store the session for the following commands"),
-  Command.withExamples([{
-    command: "agent-platform --url https://agents.example.com login --email me@example.com",
-    description: "Sign in, prompting for the password"
-  }])
+  Command.withExamples([
+    {
+      command: "agent-platform --url https://agents.example.com login --email me@example.com",
+      description: "Sign in, prompting for the password"
+    },
+    {
+      command: "printf '%s' \"$PASSWORD\" | agent-platform login --email me@example.com --password-stdin",
+      description: "Sign in from a script"
+    }
+  ])
 )
 
 export const logout = Command.make(
@@ -70,8 +69,10 @@ export const logout = Command.make(
     const { url, client } = yield* Connection.signedIn
     // A session the server no longer knows (expired, revoked) is as good as signed out.
     const result = yield* client.api.auth.logout().pipe(
-      Effect.catchTag("Unauthenticated", () =>
-        Effect.succeed({ success: true, message: "The session had already ended." }))
+      Effect.catchTag(
+        "Unauthenticated",
+        () => Effect.succeed({ success: true, message: "The session had already ended." })
+      )
     )
     yield* SessionFile.remove
     if (json) return yield* Output.json(result)

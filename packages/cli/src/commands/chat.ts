@@ -10,18 +10,26 @@
  * A failure ends the command with the usual `error: ...` line and exit code 1;
  * at a terminal it is shown and the conversation goes on.
  */
-import { Effect, Option, Redacted, Ref, Schema, Stdio, Stream } from "effect"
-import { Command, Flag } from "effect/cli"
 import { Chat } from "@agent-platform/domain"
 import * as Sdk from "@agent-platform/sdk"
+import { Effect, Option, Redacted, Ref, Schema, Stdio, Stream } from "effect"
+import { Command, Flag } from "effect/cli"
+import * as HttpClient from "effect/http/HttpClient"
 import * as ChatTranscript from "../ChatTranscript.ts"
 import * as Connection from "../Connection.ts"
 import * as FailureReport from "../FailureReport.ts"
+import * as Invocation from "../Invocation.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
+import * as Transport from "../Transport.ts"
 
 /** The answer failed after it started: the stream's `{type: error}` event. */
 export class ChatTurnFailed extends Schema.TaggedError<ChatTurnFailed>()("ChatTurnFailed", {
+  message: Schema.String
+}) {}
+
+/** The space or its agents do not exist (404 before the answer starts). */
+export class NothingToChatWith extends Schema.TaggedError<NothingToChatWith>()("NothingToChatWith", {
   message: Schema.String
 }) {}
 
@@ -52,8 +60,12 @@ const turn = Effect.fnUntraced(function*(
     : Option.match(space, { onNone: () => ({ message }), onSome: (code) => ({ message, space: code }) })
   const show = (event: Chat.ChatEvent) =>
     Effect.gen(function*() {
-      if ("type" in event && event.type === "agent_info") yield* Ref.update(conversation, (c) => ({ ...c, chatId: event.chat_id }))
-      if (presentation.json) return yield* Output.jsonLine(event)
+      if ("type" in event && event.type === "agent_info") {
+        yield* Ref.update(conversation, (c) => ({ ...c, chatId: event.chat_id }))
+      }
+      if (presentation.json) {
+        return yield* Output.jsonLine(event)
+      }
       const { transcript } = yield* Ref.get(conversation)
       const rendered = ChatTranscript.render(transcript, event)
       yield* Ref.update(conversation, (c) => ({ ...c, transcript: rendered.next }))
@@ -66,15 +78,51 @@ const turn = Effect.fnUntraced(function*(
     if (rendered.text.length > 0) yield* Output.write(rendered.text)
   }).pipe(Effect.ignore)
   // The stream's `{type: error}` event, if any: it ends the turn (`[DONE]` follows) and fails it.
-  const failure = yield* Sdk.chatStream({ baseUrl: connection.url, apiKey: Redacted.value(connection.apiKey) }, request).pipe(
-    Stream.runFoldEffect(
-      (): string | undefined => undefined,
-      (failed, event) => Effect.as(show(event), "type" in event && event.type === "error" ? event.error : failed)
-    ),
-    Effect.ensuring(endLine)
-  )
-  if (failure !== undefined) return yield* new ChatTurnFailed({ message: failure })
-})
+  const outcome = yield* Sdk.chatStream({ baseUrl: connection.url, apiKey: Redacted.value(connection.apiKey) }, request)
+    .pipe(
+      Stream.provideService(HttpClient.HttpClient, connection.http),
+      Stream.runFoldEffect(
+        (): { readonly events: number; readonly failure: string | undefined } => ({ events: 0, failure: undefined }),
+        (turn, event) =>
+          Effect.as(show(event), {
+            events: turn.events + 1,
+            failure: "type" in event && event.type === "error" ? event.error : turn.failure
+          })
+      ),
+      Effect.ensuring(endLine)
+    )
+  // Every answer starts with `agent_info`: a 200 without a single event is not a chat stream.
+  if (outcome.events === 0) {
+    return yield* new Transport.UnexpectedAnswer({
+      message: `${connection.url} answered the chat without a single event`
+    })
+  }
+  if (outcome.failure !== undefined) return yield* new ChatTurnFailed({ message: outcome.failure })
+}, (effect, connection) =>
+  effect.pipe(Effect.catchTags({
+    NotFound: (notFound) => Effect.flatMap(nothingToChatWith(notFound.error), Effect.fail),
+    // The SDK's stream error keeps only the transport's text: a late answer is told as every command tells it.
+    ChatStreamError: (broken) =>
+      Effect.flatMap(root, ({ timeout }): Effect.Effect<never, Sdk.ChatStreamError | Transport.RequestTimedOut> =>
+        broken.error.includes(Transport.noAnswerDescription(timeout))
+          ? Effect.fail(
+            new Transport.RequestTimedOut({
+              message: Transport.noAnswerMessage(new URL(connection.url).origin, timeout)
+            })
+          )
+          : Effect.fail(broken))
+  })))
+
+/** A chat with no space or agent to answer it ends in a 404: say how to make one. */
+const nothingToChatWith = (message: string) =>
+  Effect.gen(function*() {
+    const spaces = yield* Invocation.command("spaces list")
+    const createSpace = yield* Invocation.command("spaces create")
+    const createAgent = yield* Invocation.command("agents create")
+    return new NothingToChatWith({
+      message: `${message}: ${spaces} shows the spaces; ${createSpace} and ${createAgent} make one to chat in`
+    })
+  })
 
 /** The messages of standard input: one per non-blank line, until end of input. */
 const inputLines = (stdio: Stdio.Stdio) =>

@@ -1,8 +1,10 @@
 /** `keys create|list|revoke`: the tenant's API keys (a session is required: keys cannot manage keys). */
+import { Keys, Scopes } from "@agent-platform/domain"
 import { Console, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { Keys, Scopes } from "@agent-platform/domain"
 import * as Connection from "../Connection.ts"
+import * as Invocation from "../Invocation.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
@@ -18,7 +20,7 @@ const create = Command.make(
       Flag.atLeast(1)
     ),
     space: Flag.String("space").pipe(
-      Flag.withDescription("Bind the key to one space (its id): it can then only act on that space's agents"),
+      Flag.withDescription("Bind the key to one space (its code or id): it can then only act on that space's agents"),
       Flag.optional
     ),
     rpm: Flag.Int("rpm").pipe(
@@ -30,11 +32,12 @@ const create = Command.make(
   Effect.fnUntraced(function*({ name, scopes, space, rpm }) {
     const { json } = yield* root
     yield* Connection.withSession(Effect.fnUntraced(function*({ client }) {
+      const spaceId = Option.isSome(space) ? (yield* Lookup.space(client, space.value)).id : undefined
       const created = yield* client.api.keys.create({
         payload: {
           name,
           scopes,
-          ...(Option.isSome(space) ? { space_id: space.value } : {}),
+          ...(spaceId === undefined ? {} : { space_id: spaceId }),
           ...(Option.isSome(rpm) ? { rate_limit_rpm: rpm.value } : {})
         }
       })
@@ -68,7 +71,7 @@ const list = Command.make(
       const listed = yield* client.api.keys.list()
       if (json) return yield* Output.json(listed)
       if (listed.keys.length === 0) {
-        return yield* Console.log("No API keys yet: create one with `agent-platform keys create`.")
+        return yield* Console.log(`No API keys yet: create one with ${yield* Invocation.command("keys create")}.`)
       }
       yield* Output.table<Keys.ApiKeyListItem>([
         ["id", (key) => key.id],
@@ -77,7 +80,7 @@ const list = Command.make(
         ["scopes", (key) => scopeList(key.scopes)],
         ["space", (key) => Output.orDash(key.space_id)],
         ["rpm", (key) => String(key.rate_limit_rpm)],
-        ["active", (key) => key.is_active ? "yes" : "no"],
+        ["active", (key) => Output.yesNo(key.is_active)],
         ["last used", (key) => Output.minute(key.last_used_at)],
         ["created", (key) => Output.minute(key.created_at)]
       ], listed.keys)

@@ -6,11 +6,24 @@
  * one progress line — `refunds.md: pending… processing… ready (1,234 bytes)` —
  * ending with exit code 1 and the pipeline's message when it ends `failed`.
  */
-import { type Cause, Console, Effect, Fiber, FileSystem, Option, Path, type PlatformError, Queue, Schema, Stream } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
 import { Knowledge } from "@agent-platform/domain"
 import * as Sdk from "@agent-platform/sdk"
+import {
+  type Cause,
+  Console,
+  Effect,
+  Fiber,
+  FileSystem,
+  Option,
+  Path,
+  type PlatformError,
+  Queue,
+  Schema,
+  Stream
+} from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as Invocation from "../Invocation.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
@@ -118,7 +131,9 @@ const printProgress = (
 const ingest = Command.make(
   "ingest",
   {
-    file: Argument.File("file").pipe(Argument.withDescription("A UTF-8 text document (Markdown, plain text, ...), at most 2 MiB")),
+    file: Argument.File("file").pipe(
+      Argument.withDescription("A UTF-8 text document (Markdown, plain text, ...), at most 2 MiB")
+    ),
     agent: Flag.String("agent").pipe(
       Flag.withDescription("The agent whose knowledge it becomes (its id)"),
       Flag.withSchema(Knowledge.IngestRequest.fields.agent_id)
@@ -133,7 +148,9 @@ const ingest = Command.make(
       payload: { agent_id: agent, filename: document.filename, content: document.content }
     })
     const states = yield* Queue.unbounded<Knowledge.KnowledgeFile, Cause.Done>()
-    const printer = yield* (json ? Effect.void : printProgress(document.filename, accepted.status, states)).pipe(Effect.forkChild)
+    const printer = yield* (json ? Effect.void : printProgress(document.filename, accepted.status, states)).pipe(
+      Effect.forkChild
+    )
     const finished = yield* Sdk.waitUntilReady(client, { agentId: agent, fileId: accepted.file_id }, {
       onProgress: (state) => {
         if (state !== undefined) Queue.offerUnsafe(states, state)
@@ -175,7 +192,9 @@ const list = Command.make(
     })
     if (json) return yield* Output.json(listed)
     if (listed.files.length === 0) {
-      return yield* Console.log("No knowledge files yet: add one with `agent-platform knowledge ingest FILE --agent ID`.")
+      return yield* Console.log(
+        `No knowledge files yet: add one with ${yield* Invocation.command("knowledge ingest FILE --agent ID")}.`
+      )
     }
     yield* Output.table<Knowledge.KnowledgeFile>([
       ["id", (file) => file.id],

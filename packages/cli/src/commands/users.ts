@@ -1,11 +1,12 @@
-/** `users create`: add a user to the signed-in admin's tenant. */
+/** `users create|list`: the users of the signed-in admin's tenant. */
+import { Admin, Roles, Session } from "@agent-platform/domain"
 import { Console, Effect, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
-import { Admin, Roles, Session } from "@agent-platform/domain"
 import * as Connection from "../Connection.ts"
+import * as Invocation from "../Invocation.ts"
 import * as Output from "../Output.ts"
+import * as PasswordInput from "../PasswordInput.ts"
 import { root } from "../Root.ts"
-import { passwordFlag } from "./auth.ts"
 
 const create = Command.make(
   "create",
@@ -16,10 +17,14 @@ const create = Command.make(
       Flag.withSchema(Admin.CreateUser.fields.nombre)
     ),
     role: Flag.Literals("role", Roles).pipe(Flag.withDescription("The user's role")),
-    password: passwordFlag("The user's first password", "Password for the new user")
+    ...PasswordInput.flags("The user's first password")
   },
-  Effect.fnUntraced(function*({ email, name, role, password }) {
+  Effect.fnUntraced(function*({ email, name, role, password: passwordFlag, passwordStdin }) {
     const { json } = yield* root
+    const password = yield* PasswordInput.read(
+      { password: passwordFlag, passwordStdin },
+      { command: "users create", prompt: "Password for the new user" }
+    )
     yield* Connection.withSession(Effect.fnUntraced(function*({ client }) {
       const user = yield* client.api.admin.createUser({
         payload: { email, nombre: name, role_id: role, password: Redacted.value(password) }
@@ -36,7 +41,33 @@ const create = Command.make(
   }])
 )
 
+const list = Command.make(
+  "list",
+  {},
+  Effect.fnUntraced(function*() {
+    const { json } = yield* root
+    yield* Connection.withSession(Effect.fnUntraced(function*({ client }) {
+      const listed = yield* client.api.admin.listUsers()
+      if (json) return yield* Output.json(listed)
+      if (listed.users.length === 0) {
+        return yield* Console.log(`No users yet: create one with ${yield* Invocation.command("users create")}.`)
+      }
+      yield* Output.table<Admin.AdminUser>([
+        ["id", (user) => user.id],
+        ["email", (user) => user.email],
+        ["name", (user) => user.nombre],
+        ["role", (user) => user.role_id],
+        ["active", (user) => Output.yesNo(user.active)],
+        ["blocked", (user) => Output.yesNo(user.blocked)],
+        ["mfa", (user) => Output.yesNo(user.mfa_enabled)],
+        ["last login", (user) => Output.minute(user.last_login_at)],
+        ["created", (user) => Output.minute(user.created_at)]
+      ], listed.users)
+    }))
+  })
+).pipe(Command.withDescription("List the tenant's users (admin)"))
+
 export const users = Command.make("users").pipe(
-  Command.withDescription("Manage the tenant's users"),
-  Command.withSubcommands([create])
+  Command.withDescription("Create and list the tenant's users"),
+  Command.withSubcommands([create, list])
 )

@@ -25,13 +25,24 @@ export const Action = Schema.Struct({
 }).annotate({ identifier: "Action" })
 export type Action = typeof Action.Type
 
-export const ActionList = Schema.Struct({ actions: Schema.Array(Action) })
+export const ActionList = Schema.Struct({ actions: Schema.Array(Action) }).annotate({
+  examples: [{
+    actions: [{
+      id: "9d2f6c1a-7b3e-4f80-8a91-2b3c4d5e6f70",
+      name: "Create ticket",
+      description: "Opens a ticket in the helpdesk",
+      http_method: "POST",
+      is_active: true,
+      parameters: [{ name: "subject", type: "string", description: "One line about the problem", required: true }]
+    }]
+  }]
+})
 
 export const ExecuteRequest = Schema.Struct({
   params: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)).annotate({
     description: "The action's parameters by name"
   })
-})
+}).annotate({ examples: [{ params: { subject: "Printer on floor 3 is jammed", priority: 2 } }] })
 
 const responseFields = {
   success: Schema.Boolean,
@@ -45,7 +56,17 @@ const responseFields = {
 }
 
 /** The result of a direct execution. */
-export const ActionResponse = Schema.Struct(responseFields).annotate({ identifier: "ActionResponse" })
+export const ActionResponse = Schema.Struct(responseFields).annotate({
+  identifier: "ActionResponse",
+  examples: [{
+    success: true,
+    status_code: 201,
+    action_id: "9d2f6c1a-7b3e-4f80-8a91-2b3c4d5e6f70",
+    action_name: "Create ticket",
+    response: { ticket: "HD-1042" },
+    error: null
+  }]
+})
 export type ActionResponse = typeof ActionResponse.Type
 
 /**
@@ -57,3 +78,14 @@ export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFail
   httpApiStatus: 502,
   description: "ActionResponse with success false: the remote call failed, or the action does not exist (unbound key)."
 }) {}
+
+/** A 502 body, for the documentation. */
+export const actionFailedExample = {
+  _tag: "ActionFailed",
+  success: false,
+  status_code: 503,
+  action_id: "9d2f6c1a-7b3e-4f80-8a91-2b3c4d5e6f70",
+  action_name: "Create ticket",
+  response: "the remote system answered HTTP 503: maintenance",
+  error: "the remote system answered HTTP 503: maintenance"
+} satisfies typeof ActionFailed.Encoded

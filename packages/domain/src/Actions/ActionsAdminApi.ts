@@ -1,8 +1,8 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
@@ -26,9 +26,23 @@ export class ActionsAdminApi extends HttpApiGroup.make("actionsAdmin")
       "Create an action",
       "GET and DELETE send the params not used by URL placeholders as the query string; POST, PUT and PATCH as a JSON body."
     )),
-    HttpApiEndpoint.patch("update", "/actions/:id", { params: id, payload: UpdateAction, success: AdminAction, error: [InvalidRequest, NotFound, NotImplemented] })
-      .annotateMerge(doc("Update an action")),
-    HttpApiEndpoint.delete("delete", "/actions/:id", { params: id, success: AdminAction, error: [NotFound, NotImplemented] })
+    HttpApiEndpoint.patch("update", "/actions/:id", {
+      params: id,
+      payload: UpdateAction,
+      success: AdminAction,
+      error: [InvalidRequest, NotFound, NotImplemented]
+    })
+      .annotateMerge(
+        doc(
+          "Update an action",
+          "Fields absent from the body keep their value; `is_active: true` reactivates a deleted action."
+        )
+      ),
+    HttpApiEndpoint.delete("delete", "/actions/:id", {
+      params: id,
+      success: AdminAction,
+      error: [NotFound, NotImplemented]
+    })
       .annotateMerge(doc("Deactivate an action", "Soft delete: `is_active` becomes false; executions history stays.")),
     HttpApiEndpoint.get("listSecrets", "/secrets", {
       success: Schema.Struct({ secrets: Schema.Array(SecretInfo) }),
@@ -39,12 +53,24 @@ export class ActionsAdminApi extends HttpApiGroup.make("actionsAdmin")
       payload: PutSecret,
       success: SecretInfo,
       error: [InvalidRequest, NotImplemented]
-    }).annotateMerge(doc("Set a tenant secret", "Stored encrypted (AES-256-GCM); reference it in action headers as `{{secret:NAME}}`.")),
-    HttpApiEndpoint.delete("deleteSecret", "/secrets/:name", { params: { name: SecretName }, success: Deleted, error: [NotFound, NotImplemented] })
-      .annotateMerge(doc("Delete a tenant secret"))
+    }).annotateMerge(
+      doc("Set a tenant secret", "Stored encrypted (AES-256-GCM); reference it in action headers as `{{secret:NAME}}`.")
+    ),
+    HttpApiEndpoint.delete("deleteSecret", "/secrets/:name", {
+      params: { name: SecretName },
+      success: Deleted,
+      error: [NotFound, NotImplemented]
+    })
+      .annotateMerge(
+        doc("Delete a tenant secret", "Actions whose headers still reference it fail until it is set again.")
+      )
   )
   .annotateEndpoints(RequiredRole, "admin")
   .middleware(SessionAuth)
   .prefix("/api/admin")
-  .annotateMerge(OpenApi.annotations({ title: "Administration" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Administration",
+    description:
+      "The actions catalog for administrators: actions, their parameters and the tenant secrets their headers use (session, admin)."
+  }))
 {}

@@ -8,7 +8,13 @@ export const AdminUser = Schema.Struct({
   nombre: Schema.String,
   role_id: RoleId,
   active: Schema.Boolean,
-  blocked: Schema.Boolean,
+  blocked: Schema.Boolean.annotate({
+    description: "Blocked by an administrator: no sign-in, sessions ended, keys stopped"
+  }),
+  locked_until: Schema.NullOr(Schema.String).annotate({
+    description:
+      "Locked out after repeated failed sign-ins until this time (ISO 8601): new sign-ins are refused like a wrong password; live sessions and keys go on. `blocked: false` clears it."
+  }),
   must_change_password: Schema.Boolean,
   mfa_enabled: Schema.Boolean,
   created_at: Schema.String,

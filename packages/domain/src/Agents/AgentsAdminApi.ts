@@ -1,8 +1,8 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
 import { AccessDenied, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
@@ -34,8 +34,18 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
       "Create an agent",
       "One primary agent per space: a new primary unsets the old one. A Space Admin may create agents in their spaces only (403 elsewhere); an unknown space is a 404."
     )),
-    HttpApiEndpoint.patch("update", "/:id", { params: id, payload: UpdateAgent, success: AdminAgent, error: [InvalidRequest, NotFound, NotImplemented] })
-      .annotateMerge(doc("Update an agent")),
+    HttpApiEndpoint.patch("update", "/:id", {
+      params: id,
+      payload: UpdateAgent,
+      success: AdminAgent,
+      error: [InvalidRequest, NotFound, NotImplemented]
+    })
+      .annotateMerge(
+        doc(
+          "Update an agent",
+          "Fields absent from the body keep their value; making it primary unsets the space's previous primary."
+        )
+      ),
     HttpApiEndpoint.delete("delete", "/:id", { params: id, success: Deleted, error: [NotFound, NotImplemented] })
       .annotateMerge(doc("Delete an agent", "Also removes its knowledge files and action assignments.")),
     HttpApiEndpoint.put("assignActions", "/:id/actions", {
@@ -43,10 +53,16 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
       payload: AssignActions,
       success: AdminAgent,
       error: [InvalidRequest, NotFound, NotImplemented]
-    }).annotateMerge(doc("Assign actions to an agent", "Replaces the agent's action set; unknown action ids are a 400."))
+    }).annotateMerge(
+      doc("Assign actions to an agent", "Replaces the agent's action set; unknown action ids are a 400.")
+    )
   )
   .annotateEndpoints(RequiredRole, "space_admin")
   .middleware(SessionAuth)
   .prefix("/api/admin/agents")
-  .annotateMerge(OpenApi.annotations({ title: "Administration" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Administration",
+    description:
+      "Agents for administrators: create, edit and delete agents and assign their actions (a Space Admin manages only the agents of their spaces)."
+  }))
 {}

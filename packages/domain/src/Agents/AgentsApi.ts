@@ -1,11 +1,11 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
-import { StorableString } from "../Text.ts"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { ApiKeyAuth, RequiredScopes } from "../Security.ts"
+import { StorableString } from "../Text.ts"
 import { AgentDetail, AgentList } from "./Agent.ts"
 
 /** Agents over the API-key interface (`/v1/agents`). */
@@ -28,5 +28,8 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .annotateEndpoints(RequiredScopes, ["agents", "agents:read"])
   .middleware(ApiKeyAuth)
   .prefix("/v1/agents")
-  .annotateMerge(OpenApi.annotations({ title: "Agents" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Agents",
+    description: "The tenant's agents, with their actions and knowledge files, with an API key."
+  }))
 {}

@@ -23,15 +23,23 @@ export const Session = Schema.Struct({
 }).annotate({ identifier: "Session" })
 export type Session = typeof Session.Type
 
+/** The organization to sign in to, when one email has accounts in several (its name or id). */
+const TenantChoice = Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))).annotate({
+  description:
+    "The organization (tenant name or id), needed only when the same email and password open accounts in several"
+})
+
 export const LoginRequest = Schema.Struct({
   email: Email,
   password: Password,
+  tenant: TenantChoice,
   totp_code: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "must be 6 digits" })))
     .annotate({ description: "Required once TOTP MFA is enabled" })
 })
 
 export const ChangePasswordRequest = Schema.Struct({
   email: Email,
+  tenant: TenantChoice,
   current_password: Password,
   new_password: Password
 })

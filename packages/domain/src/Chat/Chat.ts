@@ -12,12 +12,16 @@ export const HistoryItem = Schema.Struct({
 
 export const ChatRequest = Schema.Struct({
   message: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxMessageLength)),
-  space: Schema.optionalKey(Schema.String).annotate({ description: "Space code or id; default the key's space, else the tenant's first" }),
-  chat_id: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({ description: "Continue a chat; null or absent starts one" }),
+  space: Schema.optionalKey(Schema.String).annotate({
+    description: "Space code or id; default the key's space, else the tenant's first"
+  }),
+  chat_id: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({
+    description: "Continue a chat; null or absent starts one"
+  }),
   history: Schema.optionalKey(Schema.Array(HistoryItem).check(Schema.isMaxLength(maxHistoryItems))).annotate({
     description: "Seeds the context of a new chat"
   })
-})
+}).annotate({ examples: [{ message: "How long do refunds take?", space: "support" }] })
 export type ChatRequest = typeof ChatRequest.Type
 
 /** `{type: agent_info}`: the agent the router chose, first event of every stream. */
@@ -94,4 +98,24 @@ export const ChatMessage = Schema.Struct({
 export const ChatHistory = Schema.Struct({
   chat_id: Schema.String,
   messages: Schema.Array(ChatMessage)
-}).annotate({ identifier: "ChatHistory" })
+}).annotate({
+  identifier: "ChatHistory",
+  examples: [{
+    chat_id: "7e1d2c3b-4a59-4687-9a1b-2c3d4e5f6a7b",
+    messages: [
+      {
+        id: "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9",
+        role: "user",
+        content: "How long do refunds take?",
+        created_at: "2026-01-15T09:31:00.000Z"
+      },
+      {
+        id: "2c3d4e5f-6071-4829-93a4-b5c6d7e8f9a0",
+        role: "agent",
+        content: "Refunds are issued within 14 days of delivery [refund-policy.md].",
+        created_at: "2026-01-15T09:31:01.000Z",
+        agent_id: "5f0c7a52-3c1e-4c55-9a4b-0d7f1e2a9b10"
+      }
+    ]
+  }]
+})

@@ -31,7 +31,9 @@ const reportFields = {
   models: Schema.Struct({
     language_model: Schema.String,
     embedding_model: Schema.String
-  }).annotate({ description: "The models chat and knowledge use (the embedded local model unless a provider is configured)" })
+  }).annotate({
+    description: "The models chat and knowledge use (the embedded local model unless a provider is configured)"
+  })
 }
 
 /** 200: database and key-value store answer. Cron never changes the status. */

@@ -14,5 +14,8 @@ export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
       })
     )
   )
-  .annotateMerge(OpenApi.annotations({ title: "Health" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Health",
+    description: "Liveness and readiness of the service and its dependencies; no authentication."
+  }))
 {}

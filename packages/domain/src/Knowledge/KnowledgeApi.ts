@@ -1,8 +1,8 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { ApiKeyAuth, RateLimitClass, RequiredScopes } from "../Security.ts"
@@ -17,7 +17,12 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledge")
       error: [InvalidRequest, NotImplemented]
     })
       .annotate(RequiredScopes, ["files", "knowledge:read"])
-      .annotateMerge(doc("List knowledge files")),
+      .annotateMerge(
+        doc(
+          "List knowledge files",
+          "The tenant's files, or one agent's with `agent_id`, each with its processing status."
+        )
+      ),
     HttpApiEndpoint.post("ingest", "/ingest", {
       payload: IngestRequest,
       success: IngestAccepted.pipe(HttpApiSchema.status(201)),
@@ -39,5 +44,9 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledge")
   )
   .middleware(ApiKeyAuth)
   .prefix("/v1/knowledge")
-  .annotateMerge(OpenApi.annotations({ title: "Knowledge" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Knowledge",
+    description:
+      "Documents agents answer from: ingestion (asynchronous, pending → processing → ready), listing and deletion, with an API key."
+  }))
 {}

@@ -16,11 +16,26 @@ export const KnowledgeFile = Schema.Struct({
   size_bytes: Schema.Int,
   agent_id: Schema.String,
   uploaded_at: Schema.String.annotate({ description: "ISO 8601 UTC" }),
-  error: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({ description: "Why processing failed (status failed)" })
+  error: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({
+    description: "Why processing failed (status failed)"
+  })
 }).annotate({ identifier: "KnowledgeFile" })
 export type KnowledgeFile = typeof KnowledgeFile.Type
 
-export const KnowledgeFileList = Schema.Struct({ files: Schema.Array(KnowledgeFile) })
+export const KnowledgeFileList = Schema.Struct({ files: Schema.Array(KnowledgeFile) }).annotate({
+  examples: [{
+    files: [{
+      id: "c1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+      filename: "refund-policy.md",
+      content_summary: "Refunds are issued within 14 days of delivery.",
+      status: "ready",
+      size_bytes: 2048,
+      agent_id: "5f0c7a52-3c1e-4c55-9a4b-0d7f1e2a9b10",
+      uploaded_at: "2026-01-15T09:30:00.000Z",
+      error: null
+    }]
+  }]
+})
 
 /** Limits of an ingested document. */
 export const maxFilenameLength = 255
@@ -32,6 +47,12 @@ export const IngestRequest = Schema.Struct({
   content: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxContentBytes)).annotate({
     description: "The document's text (UTF-8), at most 2 MiB"
   })
+}).annotate({
+  examples: [{
+    agent_id: "5f0c7a52-3c1e-4c55-9a4b-0d7f1e2a9b10",
+    filename: "refund-policy.md",
+    content: "# Refunds\n\nRefunds are issued within 14 days of delivery."
+  }]
 })
 export type IngestRequest = typeof IngestRequest.Type
 
@@ -39,6 +60,14 @@ export const IngestAccepted = Schema.Struct({
   file_id: Schema.String,
   status: Schema.Literal("pending"),
   message: Schema.String
+}).annotate({
+  examples: [{
+    file_id: "c1a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8",
+    status: "pending",
+    message: "document queued for ingestion"
+  }]
 })
 
-export const KnowledgeFileDeleted = Schema.Struct({ success: Schema.Literal(true), message: Schema.String })
+export const KnowledgeFileDeleted = Schema.Struct({ success: Schema.Literal(true), message: Schema.String }).annotate({
+  examples: [{ success: true, message: "knowledge file deleted" }]
+})

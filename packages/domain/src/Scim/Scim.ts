@@ -1,122 +1,231 @@
 /**
- * SCIM 2.0 resources (RFC 7643/7644; spec: "SCIM resources"). Responses use
- * `application/scim+json`; requests are accepted as `application/scim+json`
- * or `application/json`.
+ * SCIM 2.0 resources and messages (RFC 7643/7644; spec: "SCIM resources").
+ * Responses use `application/scim+json`; requests are accepted as
+ * `application/scim+json` or `application/json`.
+ *
+ * Request bodies are open: identity providers send attributes and extension
+ * schemas this service does not know, and quirks such as `active: "False"`.
+ * The service accepts them, keeps what the schemas of `/Schemas` define and
+ * ignores the rest, so the bodies are declared with their known fields and
+ * `additionalProperties` allowed, and validated by the service.
  */
 import { Schema } from "effect"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import { RoleId } from "../Auth/Session.ts"
+import { EnterpriseUserSchemaUrn, GroupSchemaUrn, UserSchemaUrn } from "./ScimSchemas.ts"
 
-export const UserSchemaUrn = "urn:ietf:params:scim:schemas:core:2.0:User"
-export const GroupSchemaUrn = "urn:ietf:params:scim:schemas:core:2.0:Group"
+export * from "./ScimErrors.ts"
+export { EnterpriseUserSchemaUrn, GroupSchemaUrn, UserSchemaUrn } from "./ScimSchemas.ts"
+
 export const ListResponseUrn = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 export const PatchOpUrn = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-export const ErrorUrn = "urn:ietf:params:scim:api:messages:2.0:Error"
+export const ServiceProviderConfigUrn = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+export const ResourceTypeUrn = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+export const SchemaUrn = "urn:ietf:params:scim:schemas:core:2.0:Schema"
+
+/** The media type of every SCIM response (RFC 7644 §3.1). */
+export const mediaType = "application/scim+json"
 
 /** Marks a schema as a SCIM JSON body. */
-export const asScim = HttpApiSchema.asJson({ contentType: "application/scim+json" })
+export const asScim = HttpApiSchema.asJson({ contentType: mediaType })
+
+/** The largest page a list returns (`count` above it is lowered to it: RFC 7644 §3.4.2.4). */
+export const maxResults = 1000
+/** The page size when `count` is not given. */
+export const defaultCount = 100
+
+/** An object that keeps every key it is sent. */
+const open = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.StructWithRest(Schema.Struct(fields), [Schema.Record(Schema.String, Schema.Unknown)])
 
 const Meta = Schema.Struct({
   resourceType: Schema.String,
-  created: Schema.optionalKey(Schema.String),
-  lastModified: Schema.optionalKey(Schema.String),
-  location: Schema.optionalKey(Schema.String)
+  created: Schema.String.annotate({ format: "date-time" }),
+  lastModified: Schema.String.annotate({ format: "date-time" }),
+  location: Schema.String.annotate({ format: "uri" }),
+  version: Schema.String.annotate({ description: "Weak entity tag, the same as the ETag header: send it in If-Match." })
 })
 
-const Name = Schema.Struct({
+const Name = open({
   formatted: Schema.optionalKey(Schema.String),
   givenName: Schema.optionalKey(Schema.String),
   familyName: Schema.optionalKey(Schema.String)
 })
 
-const EmailEntry = Schema.Struct({
-  value: Schema.String,
-  primary: Schema.optionalKey(Schema.Boolean),
+const MultiValue = open({
+  value: Schema.optionalKey(Schema.String),
+  type: Schema.optionalKey(Schema.String),
+  primary: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.String])),
+  display: Schema.optionalKey(Schema.String)
+})
+
+const Member = open({
+  value: Schema.String.annotate({ description: "The id of a user of the tenant." }),
+  display: Schema.optionalKey(Schema.String),
+  $ref: Schema.optionalKey(Schema.String),
   type: Schema.optionalKey(Schema.String)
 })
 
-export const ScimUser = Schema.Struct({
+const BooleanLike = Schema.Union([Schema.Boolean, Schema.String]).annotate({
+  description: "A boolean; the strings \"True\" and \"False\" (any case) are accepted as sent by Microsoft Entra ID."
+})
+
+/** A User as returned (RFC 7643 §4.1): `id` and `schemas` always, the rest unless excluded by `attributes`/`excludedAttributes`. */
+export const ScimUser = open({
   schemas: Schema.Array(Schema.String),
   id: Schema.String,
-  externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  userName: Schema.String,
-  name: Name,
-  displayName: Schema.String,
-  emails: Schema.optionalKey(Schema.Array(EmailEntry)),
-  active: Schema.Boolean,
-  meta: Meta
-}).annotate({ identifier: "ScimUser" })
-export type ScimUser = typeof ScimUser.Type
-
-export const ScimUserInput = Schema.Struct({
-  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
-  externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  userName: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(254)),
+  externalId: Schema.optionalKey(Schema.String),
+  userName: Schema.optionalKey(Schema.String),
   name: Schema.optionalKey(Name),
   displayName: Schema.optionalKey(Schema.String),
-  emails: Schema.optionalKey(Schema.Array(EmailEntry)),
-  active: Schema.optionalKey(Schema.Boolean)
+  emails: Schema.optionalKey(Schema.Array(MultiValue)),
+  active: Schema.optionalKey(Schema.Boolean),
+  groups: Schema.optionalKey(Schema.Array(Member)),
+  [EnterpriseUserSchemaUrn]: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  meta: Schema.optionalKey(Meta)
+}).annotate({
+  identifier: "ScimUser",
+  description: `A User (${UserSchemaUrn}), with the Enterprise User extension when set.`
 })
+export type ScimUser = typeof ScimUser.Type
 
-export const ScimGroup = Schema.Struct({
+/** A User as sent on POST and PUT; validated and normalized by the service, unknown attributes ignored. */
+export const ScimUserInput = open({
+  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  userName: Schema.optionalKey(Schema.String).annotate({ description: "Required." }),
+  externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  name: Schema.optionalKey(Name),
+  displayName: Schema.optionalKey(Schema.String),
+  emails: Schema.optionalKey(Schema.Array(MultiValue)),
+  active: Schema.optionalKey(BooleanLike),
+  password: Schema.optionalKey(Schema.String.annotate({
+    format: "password",
+    description: "Write-only; checked against the tenant's password policy."
+  })),
+  [EnterpriseUserSchemaUrn]: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ identifier: "ScimUserInput" })
+
+/** A Group as returned (RFC 7643 §4.2). */
+export const ScimGroup = open({
   schemas: Schema.Array(Schema.String),
   id: Schema.String,
-  externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  displayName: Schema.String,
-  members: Schema.Array(Schema.Struct({ value: Schema.String, display: Schema.optionalKey(Schema.String) })),
-  meta: Meta
-}).annotate({ identifier: "ScimGroup" })
+  externalId: Schema.optionalKey(Schema.String),
+  displayName: Schema.optionalKey(Schema.String),
+  members: Schema.optionalKey(Schema.Array(Member)),
+  meta: Schema.optionalKey(Meta)
+}).annotate({ identifier: "ScimGroup", description: `A Group (${GroupSchemaUrn}).` })
+export type ScimGroup = typeof ScimGroup.Type
 
-export const ScimGroupInput = Schema.Struct({
+/** A Group as sent on POST and PUT. */
+export const ScimGroupInput = open({
   schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  displayName: Schema.optionalKey(Schema.String).annotate({ description: "Required." }),
   externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  displayName: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)),
-  members: Schema.optionalKey(Schema.Array(Schema.Struct({ value: Schema.String })))
-})
+  members: Schema.optionalKey(Schema.Array(Member))
+}).annotate({ identifier: "ScimGroupInput" })
 
-export const PatchOp = Schema.Struct({
-  schemas: Schema.Array(Schema.String),
-  Operations: Schema.Array(Schema.Struct({
-    op: Schema.String,
+/** A PatchOp message (RFC 7644 §3.5.2); `op` is accepted in any case (Entra sends "Replace"). */
+export const PatchOp = open({
+  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  Operations: Schema.optionalKey(Schema.Array(open({
+    op: Schema.String.annotate({ description: "add, replace or remove (any case)." }),
     path: Schema.optionalKey(Schema.String),
     value: Schema.optionalKey(Schema.Unknown)
-  })).check(Schema.isMinLength(1))
-})
+  })))
+}).annotate({ identifier: "ScimPatchOp" })
 
+/**
+ * Query parameters of a list (RFC 7644 §3.4.2). Numbers are parsed by the
+ * service so that out-of-range values follow the RFC (startIndex < 1 is 1,
+ * count < 0 is 0, count > 1000 is 1000) and garbage is a SCIM 400.
+ */
 export const ListQuery = {
-  filter: Schema.optionalKey(Schema.String),
-  startIndex: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  count: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(200)))
+  filter: Schema.optionalKey(Schema.String.annotate({
+    description:
+      "RFC 7644 §3.4.2.2 filter: eq ne co sw ew pr gt ge lt le, and/or/not, (grouping), value paths such as `emails[type eq \"work\"].value eq \"x\"`. String comparisons are case-insensitive except for id and externalId."
+  })),
+  startIndex: Schema.optionalKey(
+    Schema.String.annotate({ description: "1-based index of the first result (integer, default 1)." })
+  ),
+  count: Schema.optionalKey(Schema.String.annotate({
+    description: `Page size (integer 0-${maxResults}, default ${defaultCount}); 0 returns totalResults only.`
+  })),
+  sortBy: Schema.optionalKey(
+    Schema.String.annotate({ description: "A single-valued attribute to sort by, e.g. `userName` or `meta.created`." })
+  ),
+  sortOrder: Schema.optionalKey(Schema.String.annotate({ description: "ascending (default) or descending." })),
+  attributes: Schema.optionalKey(
+    Schema.String.annotate({ description: "Comma-separated attributes to return (id and schemas always are)." })
+  ),
+  excludedAttributes: Schema.optionalKey(
+    Schema.String.annotate({ description: "Comma-separated attributes to leave out, e.g. `members`." })
+  )
 }
 
-export const listResponse = <S extends Schema.Top>(resource: S) =>
+/** `attributes` / `excludedAttributes` on single-resource reads and writes. */
+export const ProjectionQuery = {
+  attributes: ListQuery.attributes,
+  excludedAttributes: ListQuery.excludedAttributes
+}
+
+/** `If-Match` on writes: a stale version answers 412 (RFC 7644 §3.14). */
+export const IfMatchHeaders = {
+  "if-match": Schema.optionalKey(Schema.String.annotate({
+    description: "The resource's ETag (meta.version) as last read, or *; a stale one answers 412."
+  }))
+}
+
+export const listResponse = <S extends Schema.Top>(resource: S, identifier: string) =>
   Schema.Struct({
     schemas: Schema.Array(Schema.String),
-    totalResults: Schema.Int,
-    startIndex: Schema.Int,
-    itemsPerPage: Schema.Int,
+    totalResults: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(2_147_483_647)),
+    startIndex: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(2_147_483_647)),
+    itemsPerPage: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxResults)),
     Resources: Schema.Array(resource)
-  })
+  }).annotate({ identifier })
 
-const scimErrorFields = {
+/** `/ServiceProviderConfig` (RFC 7643 §5). */
+export const ServiceProviderConfig = open({
   schemas: Schema.Array(Schema.String),
-  status: Schema.String,
-  scimType: Schema.optionalKey(Schema.String),
-  detail: Schema.String
-}
+  patch: Schema.Struct({ supported: Schema.Boolean }),
+  bulk: Schema.Struct({ supported: Schema.Boolean, maxOperations: Schema.Int, maxPayloadSize: Schema.Int }),
+  filter: Schema.Struct({ supported: Schema.Boolean, maxResults: Schema.Int }),
+  changePassword: Schema.Struct({ supported: Schema.Boolean }),
+  sort: Schema.Struct({ supported: Schema.Boolean }),
+  etag: Schema.Struct({ supported: Schema.Boolean }),
+  authenticationSchemes: Schema.Array(open({ type: Schema.String, name: Schema.String, description: Schema.String }))
+}).annotate({ identifier: "ScimServiceProviderConfig" })
 
-/** SCIM errors (RFC 7644 §3.12), one class per status. */
-export class ScimBadRequest extends Schema.TaggedError<ScimBadRequest>()("ScimBadRequest", scimErrorFields, { httpApiStatus: 400 }) {}
-export class ScimUnauthorized extends Schema.TaggedError<ScimUnauthorized>()("ScimUnauthorized", scimErrorFields, { httpApiStatus: 401 }) {}
-export class ScimForbidden extends Schema.TaggedError<ScimForbidden>()("ScimForbidden", scimErrorFields, { httpApiStatus: 403 }) {}
-export class ScimNotFound extends Schema.TaggedError<ScimNotFound>()("ScimNotFound", scimErrorFields, { httpApiStatus: 404 }) {}
-export class ScimConflict extends Schema.TaggedError<ScimConflict>()("ScimConflict", scimErrorFields, { httpApiStatus: 409 }) {}
-export class ScimRateLimited extends Schema.TaggedError<ScimRateLimited>()("ScimRateLimited", scimErrorFields, { httpApiStatus: 429 }) {}
-export class ScimNotImplemented extends Schema.TaggedError<ScimNotImplemented>()("ScimNotImplemented", scimErrorFields, { httpApiStatus: 501 }) {}
+/** A `/Schemas` entry (RFC 7643 §7): the attribute tree as data. */
+export const ScimSchemaResource = open({
+  schemas: Schema.Array(Schema.String),
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  attributes: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ identifier: "ScimSchema" })
 
-/** Builds the fields of a SCIM error body. */
-export const scimError = (status: number, detail: string, scimType?: string) => ({
-  schemas: [ErrorUrn],
-  status: String(status),
-  detail,
-  ...(scimType === undefined ? {} : { scimType })
-})
+/** A `/ResourceTypes` entry (RFC 7643 §6). */
+export const ScimResourceType = open({
+  schemas: Schema.Array(Schema.String),
+  id: Schema.String,
+  name: Schema.String,
+  endpoint: Schema.String,
+  description: Schema.String,
+  schema: Schema.String,
+  schemaExtensions: Schema.Array(Schema.Struct({ schema: Schema.String, required: Schema.Boolean }))
+}).annotate({ identifier: "ScimResourceType" })
+
+/** One group-to-role rule: members of the group named `group_display_name` (case-insensitive) get `role_id`. */
+export const RoleMapping = Schema.Struct({
+  group_display_name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)),
+  role_id: RoleId.annotate({
+    description: "r_user, r_admin, r_security_officer or r_space_admin (r_superadmin cannot be granted through SCIM)."
+  })
+}).annotate({ identifier: "ScimRoleMapping" })
+export type RoleMapping = typeof RoleMapping.Type
+
+export const RoleMappings = Schema.Struct({
+  mappings: Schema.Array(RoleMapping).check(Schema.isMaxLength(200))
+}).annotate({ identifier: "ScimRoleMappings" })
+export type RoleMappings = typeof RoleMappings.Type

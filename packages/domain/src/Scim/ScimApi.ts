@@ -1,28 +1,33 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
-import { CurrentPrincipal } from "../Principal.ts"
+import { type CurrentPrincipal } from "../Principal.ts"
 import { apiKeySecurity, RequiredScopes } from "../Security.ts"
 import {
   asScim,
+  IfMatchHeaders,
   ListQuery,
   listResponse,
   PatchOp,
+  ProjectionQuery,
   ScimBadRequest,
   ScimConflict,
   ScimForbidden,
   ScimGroup,
   ScimGroupInput,
   ScimNotFound,
-  ScimNotImplemented,
+  ScimPreconditionFailed,
   ScimRateLimited,
+  ScimResourceType,
+  ScimSchemaResource,
   ScimUnauthorized,
   ScimUser,
-  ScimUserInput
+  ScimUserInput,
+  ServiceProviderConfig
 } from "./Scim.ts"
 
 /** API-key authentication for SCIM, answering in SCIM's own error schema; needs the `scim` scope. */
@@ -34,70 +39,169 @@ export class ScimAuth extends HttpApiMiddleware.Service<ScimAuth, { provides: Cu
   }
 ) {}
 
-// SCIM answers errors in its own schema and media type too (RFC 7644 §3.12).
-const errors = [
-  ScimBadRequest.pipe(asScim),
-  ScimNotFound.pipe(asScim),
-  ScimConflict.pipe(asScim),
-  ScimNotImplemented.pipe(asScim)
-] as const
+const badRequest = ScimBadRequest.pipe(asScim)
+const notFound = ScimNotFound.pipe(asScim)
+const conflict = ScimConflict.pipe(asScim)
+const preconditionFailed = ScimPreconditionFailed.pipe(asScim)
 const id = { id: Schema.String }
 
-/** SCIM 2.0 provisioning (`/v1/scim`). */
+/** The resource's version, the same as `meta.version`. */
+const etag = { etag: Schema.String }
+/** A resource answered with its ETag. */
+const resource = <S extends Schema.Top>(schema: S) => HttpApiSchema.WithHeaders(schema.pipe(asScim), etag)
+/** A created resource: 201 with its ETag and Location. */
+const created = <S extends Schema.Top>(schema: S) =>
+  HttpApiSchema.WithHeaders(schema.pipe(asScim, HttpApiSchema.status(201)), { ...etag, location: Schema.String })
+
+const ifMatch = "With `If-Match`, a stale version answers 412."
+const userWrites =
+  "`active` accepts `\"True\"`/`\"False\"`; a `password` is checked against the tenant's password policy and never returned. Unknown attributes and extension schemas are ignored."
+
+/** SCIM 2.0 provisioning (`/v1/scim`, also `/api/v1/scim`): Users, Groups and the discovery resources. */
 export class ScimApi extends HttpApiGroup.make("scim")
   .add(
     HttpApiEndpoint.get("listUsers", "/Users", {
       query: ListQuery,
-      success: listResponse(ScimUser).pipe(asScim),
-      error: errors
-    }).annotateMerge(doc("List users", "Filters: `userName eq \"...\"`, `externalId eq \"...\"`.")),
+      success: listResponse(ScimUser, "ScimUserList").pipe(asScim),
+      error: [badRequest]
+    }).annotateMerge(doc(
+      "List users",
+      "The tenant's users (the same as on the admin surface), filtered, sorted and paged: `totalResults` counts every match, `startIndex` echoes the 1-based index, `itemsPerPage` is the number of `Resources` returned. Okta and Entra look users up with `userName eq \"...\"` and `externalId eq \"...\"`."
+    )),
     HttpApiEndpoint.post("createUser", "/Users", {
+      query: ProjectionQuery,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
-      success: ScimUser.pipe(asScim, HttpApiSchema.status(201)),
-      error: errors
-    }).annotateMerge(doc("Create a user")),
-    HttpApiEndpoint.get("getUser", "/Users/:id", { params: id, success: ScimUser.pipe(asScim), error: errors })
-      .annotateMerge(doc("Read a user")),
+      success: created(ScimUser),
+      error: [badRequest, conflict]
+    }).annotateMerge(doc(
+      "Create a user",
+      `Creates a user of the tenant (role r_user unless a role mapping grants another). 409 (uniqueness) when the userName or sign-in email is taken. Without a password the user cannot sign in until one is set. ${userWrites}`
+    )),
+    HttpApiEndpoint.get("getUser", "/Users/:id", {
+      params: id,
+      query: ProjectionQuery,
+      success: resource(ScimUser),
+      error: [badRequest, notFound]
+    }).annotateMerge(doc("Read a user", "Answers the user with its ETag; another tenant's id answers 404.")),
     HttpApiEndpoint.put("replaceUser", "/Users/:id", {
       params: id,
+      query: ProjectionQuery,
+      headers: IfMatchHeaders,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
-      success: ScimUser.pipe(asScim),
-      error: errors
-    }).annotateMerge(doc("Replace a user")),
+      success: resource(ScimUser),
+      error: [badRequest, notFound, conflict, preconditionFailed]
+    }).annotateMerge(doc(
+      "Replace a user",
+      `Full replacement: attributes left out are cleared. \`active: false\` deactivates the user (as Okta does), ending their sessions at once. ${ifMatch} ${userWrites}`
+    )),
     HttpApiEndpoint.patch("patchUser", "/Users/:id", {
       params: id,
+      query: ProjectionQuery,
+      headers: IfMatchHeaders,
       payload: [PatchOp.pipe(asScim), PatchOp],
-      success: ScimUser.pipe(asScim),
-      error: errors
-    }).annotateMerge(doc("Update a user", "`replace` with value `{active: false}` deactivates the user and ends their sessions.")),
-    HttpApiEndpoint.delete("deleteUser", "/Users/:id", { params: id, success: HttpApiSchema.NoContent, error: errors })
-      .annotateMerge(doc("Delete a user", "Deactivates the user permanently; 204.")),
+      success: resource(ScimUser),
+      error: [badRequest, notFound, conflict, preconditionFailed]
+    }).annotateMerge(doc(
+      "Update a user",
+      `PatchOp add/replace/remove, with or without \`path\` (a value of dotted keys such as \`{"name.givenName": "X"}\` is accepted), ops in any case. \`replace\` with value \`{active: false}\` deactivates the user and ends their sessions; \`true\` lets them sign in again. ${ifMatch}`
+    )),
+    HttpApiEndpoint.delete("deleteUser", "/Users/:id", {
+      params: id,
+      headers: IfMatchHeaders,
+      success: HttpApiSchema.NoContent,
+      error: [badRequest, notFound, preconditionFailed]
+    }).annotateMerge(doc(
+      "Delete a user",
+      `Deletes the user: their sessions end, they leave their groups, and the id answers 404 from then on. The tenant's last active administrator cannot be deleted or deactivated (400 mutability). ${ifMatch}`
+    )),
     HttpApiEndpoint.get("listGroups", "/Groups", {
       query: ListQuery,
-      success: listResponse(ScimGroup).pipe(asScim),
-      error: errors
-    }).annotateMerge(doc("List groups", "Filter: `displayName eq \"...\"`.")),
+      success: listResponse(ScimGroup, "ScimGroupList").pipe(asScim),
+      error: [badRequest]
+    }).annotateMerge(doc(
+      "List groups",
+      "Filter on displayName, externalId, id or members.value; `excludedAttributes=members` leaves members out (as Okta and Entra ask)."
+    )),
     HttpApiEndpoint.post("createGroup", "/Groups", {
+      query: ProjectionQuery,
       payload: [ScimGroupInput.pipe(asScim), ScimGroupInput],
-      success: ScimGroup.pipe(asScim, HttpApiSchema.status(201)),
-      error: errors
-    }).annotateMerge(doc("Create a group")),
-    HttpApiEndpoint.get("getGroup", "/Groups/:id", { params: id, success: ScimGroup.pipe(asScim), error: errors })
-      .annotateMerge(doc("Read a group")),
+      success: created(ScimGroup),
+      error: [badRequest, conflict]
+    }).annotateMerge(doc(
+      "Create a group",
+      "409 (uniqueness) when the displayName is taken in the tenant; a member id that is not a user of the tenant answers 400 (invalidValue). Role mappings apply to its members at once."
+    )),
+    HttpApiEndpoint.get("getGroup", "/Groups/:id", {
+      params: id,
+      query: ProjectionQuery,
+      success: resource(ScimGroup),
+      error: [badRequest, notFound]
+    }).annotateMerge(
+      doc(
+        "Read a group",
+        "Answers the group with its ETag; `excludedAttributes=members` leaves the members out. Another tenant's id answers 404."
+      )
+    ),
+    HttpApiEndpoint.put("replaceGroup", "/Groups/:id", {
+      params: id,
+      query: ProjectionQuery,
+      headers: IfMatchHeaders,
+      payload: [ScimGroupInput.pipe(asScim), ScimGroupInput],
+      success: resource(ScimGroup),
+      error: [badRequest, notFound, conflict, preconditionFailed]
+    }).annotateMerge(
+      doc("Replace a group", `Replaces the displayName, externalId and the whole member list. ${ifMatch}`)
+    ),
     HttpApiEndpoint.patch("patchGroup", "/Groups/:id", {
       params: id,
+      query: ProjectionQuery,
+      headers: IfMatchHeaders,
       payload: [PatchOp.pipe(asScim), PatchOp],
-      success: ScimGroup.pipe(asScim),
-      error: errors
+      success: resource(ScimGroup),
+      error: [badRequest, notFound, conflict, preconditionFailed]
     }).annotateMerge(doc(
       "Update a group",
-      "`add` with path `members` and value `[{value}]` adds members; `remove` with path `members[value eq \"<id>\"]` removes one."
+      `\`add\` with path \`members\` and value \`[{value}]\` adds members; \`remove\` with path \`members[value eq "<id>"]\` removes one, with path \`members\` and a value list removes those (Entra), without a value removes all; \`replace\` of \`displayName\` (with or without path) renames. Role mappings are applied to every member whose membership changed. ${ifMatch}`
     )),
-    HttpApiEndpoint.delete("deleteGroup", "/Groups/:id", { params: id, success: HttpApiSchema.NoContent, error: errors })
-      .annotateMerge(doc("Delete a group"))
+    HttpApiEndpoint.delete("deleteGroup", "/Groups/:id", {
+      params: id,
+      headers: IfMatchHeaders,
+      success: HttpApiSchema.NoContent,
+      error: [notFound, preconditionFailed]
+    }).annotateMerge(
+      doc("Delete a group", `Its former members' roles are recomputed from the remaining role mappings. ${ifMatch}`)
+    ),
+    HttpApiEndpoint.get("getServiceProviderConfig", "/ServiceProviderConfig", {
+      success: ServiceProviderConfig.pipe(asScim)
+    }).annotateMerge(doc(
+      "Service provider configuration",
+      "RFC 7644 §4: PATCH, filter (maxResults 1000), sort and ETags supported; bulk and changePassword not; OAuth bearer token (the API key) authentication."
+    )),
+    HttpApiEndpoint.get("listSchemas", "/Schemas", {
+      success: listResponse(ScimSchemaResource, "ScimSchemaList").pipe(asScim)
+    }).annotateMerge(
+      doc("Supported schemas", "User, Enterprise User extension and Group, with every attribute's characteristics.")
+    ),
+    HttpApiEndpoint.get("getSchema", "/Schemas/:id", {
+      params: id,
+      success: ScimSchemaResource.pipe(asScim),
+      error: [notFound]
+    }).annotateMerge(doc("Read a schema", "By its URN, e.g. `urn:ietf:params:scim:schemas:core:2.0:User`.")),
+    HttpApiEndpoint.get("listResourceTypes", "/ResourceTypes", {
+      success: listResponse(ScimResourceType, "ScimResourceTypeList").pipe(asScim)
+    }).annotateMerge(doc("Supported resource types", "User (with the Enterprise User extension) and Group.")),
+    HttpApiEndpoint.get("getResourceType", "/ResourceTypes/:id", {
+      params: id,
+      success: ScimResourceType.pipe(asScim),
+      error: [notFound]
+    }).annotateMerge(doc("Read a resource type", "`User` or `Group`."))
   )
   .annotateEndpoints(RequiredScopes, ["scim"])
   .middleware(ScimAuth)
   .prefix("/v1/scim")
-  .annotateMerge(OpenApi.annotations({ title: "SCIM 2.0" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "SCIM 2.0",
+    description:
+      "Provisioning from Okta, Microsoft Entra ID and other identity providers (RFC 7643/7644), with an API key holding the `scim` scope. Every error, including 401, 403, 404, 405, 413, 415 and 429, is a SCIM Error in application/scim+json."
+  }))
 {}

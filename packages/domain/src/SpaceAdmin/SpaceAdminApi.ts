@@ -1,9 +1,9 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
-import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { AccessDenied, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
 
 export const SpaceAdminAssignment = Schema.Struct({
@@ -22,15 +22,23 @@ export class SpaceAdminApi extends HttpApiGroup.make("spaceAdmin")
     HttpApiEndpoint.get("list", "/assignments", {
       success: Schema.Struct({ assignments: Schema.Array(SpaceAdminAssignment) }),
       error: [NotImplemented]
-    }).annotateMerge(doc("List Space Admin assignments")),
+    }).annotateMerge(doc("List Space Admin assignments", "Which users administer which spaces.")),
     HttpApiEndpoint.post("assign", "/assignments", {
       payload: AssignSpaceAdmin,
       success: SpaceAdminAssignment,
-      error: [InvalidRequest, NotFound, NotImplemented]
-    }).annotateMerge(doc("Make a user Space Admin of a space", "The user gets role r_space_admin (if not an admin) and administers that space's agents only. Idempotent."))
+      error: [InvalidRequest, NotFound, AccessDenied, NotImplemented]
+    }).annotateMerge(
+      doc(
+        "Make a user Space Admin of a space",
+        "The user gets role r_space_admin (if not an admin) and administers that space's agents only. Idempotent."
+      )
+    )
   )
   .annotateEndpoints(RequiredRole, "admin")
   .middleware(SessionAuth)
   .prefix("/api/space-admin")
-  .annotateMerge(OpenApi.annotations({ title: "Space Admin" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Space Admin",
+    description: "Which users administer which spaces (Space Admins), over a signed-in session."
+  }))
 {}

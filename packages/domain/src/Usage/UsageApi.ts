@@ -1,7 +1,7 @@
+import { Schema } from "effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { Schema } from "effect"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotImplemented } from "../Errors.ts"
 import { ApiKeyAuth, RequiredScopes } from "../Security.ts"
@@ -14,10 +14,16 @@ export class UsageApi extends HttpApiGroup.make("usage")
       query: { period: Schema.optionalKey(UsagePeriod).annotate({ description: "24h, 7d or 30d (default 30d)" }) },
       success: Usage,
       error: [InvalidRequest, NotImplemented]
-    }).annotateMerge(doc("Usage metrics", "Message volume, tokens consumed and successful action executions, in total and per space."))
+    }).annotateMerge(
+      doc("Usage metrics", "Message volume, tokens consumed and successful action executions, in total and per space.")
+    )
   )
   .annotateEndpoints(RequiredScopes, ["analytics", "usage:read"])
   .middleware(ApiKeyAuth)
   .prefix("/v1/usage")
-  .annotateMerge(OpenApi.annotations({ title: "Usage" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Usage",
+    description:
+      "Message, token and action-execution metrics of the tenant, with an API key holding `analytics` or `usage:read`."
+  }))
 {}

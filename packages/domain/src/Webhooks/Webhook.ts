@@ -15,6 +15,9 @@ export const WebhookSubscription = Schema.Struct({
   event_filter: EventFilter,
   is_active: Schema.Boolean,
   has_signing_secret: Schema.Boolean.annotate({ description: "The secret itself is never returned" }),
+  previous_secret_expires_at: Schema.NullOr(Schema.String).annotate({
+    description: "After a rotation: until then (ISO 8601), deliveries are signed with the previous secret too"
+  }),
   total_delivered: Schema.Int,
   total_dead_letter: Schema.Int,
   created_at: Schema.String
@@ -74,3 +77,29 @@ export const RetryScheduled = Schema.Struct({
 })
 
 export const Deleted = Schema.Struct({ success: Schema.Literal(true), message: Schema.String })
+
+/** Default and longest time the previous secret stays valid after a rotation. */
+export const defaultRotationWindowSeconds = 24 * 60 * 60
+export const maxRotationWindowSeconds = 7 * 24 * 60 * 60
+
+export const RotateSigningSecret = Schema.Struct({
+  signing_secret: Schema.optionalKey(Secret).annotate({
+    description:
+      "The new secret; absent: the service generates one in Standard Webhooks form (`whsec_` + base64 of 32 random bytes)"
+  }),
+  previous_secret_valid_for_seconds: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxRotationWindowSeconds))
+  ).annotate({
+    description:
+      "How long deliveries stay signed with the current secret too (default 86400, at most 604800; 0 ends it now)"
+  })
+}).annotate({ examples: [{ previous_secret_valid_for_seconds: 86400 }] })
+
+export const SigningSecretRotated = Schema.Struct({
+  subscription: WebhookSubscription,
+  signing_secret: Schema.String.annotate({ description: "The new current secret; shown once, never again" }),
+  previous_secret_expires_at: Schema.NullOr(Schema.String).annotate({
+    description:
+      "Until then (ISO 8601) deliveries carry a signature with the previous secret too; null when there was none"
+  })
+})

@@ -7,13 +7,14 @@
  * run it meanwhile. Every change is appended to the tenant's
  * `admin_audit_log` chain in the transaction that makes it.
  */
+import type { ActionAdmin, Actions, UserPrincipal } from "@agent-platform/domain"
+import { Errors } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { type ActionAdmin, type Actions, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
+import { ActionCatalogRepo, type ActionFields, type ActionRow } from "./ActionCatalogRepo.ts"
 import { definitionProblems } from "./ActionDefinition.ts"
-import { type ActionFields, ActionCatalogRepo, type ActionRow } from "./ActionCatalogRepo.ts"
 
 type AdminAction = ActionAdmin.AdminAction
 
@@ -35,7 +36,9 @@ const toAdminAction = (row: ActionRow): AdminAction => ({
   headers: row.headers,
   parameters: row.parameters,
   is_active: row.is_active,
-  requires_confirmation: row.requires_confirmation,
+  requires_confirmation: row.hitl_mode === "confirm",
+  hitl_mode: row.hitl_mode,
+  hitl_version: row.hitl_version,
   created_at: row.created_at.toISOString()
 })
 
@@ -47,14 +50,42 @@ const auditView = (fields: ActionFields) => ({
   header_names: Object.keys(fields.headers),
   parameters: fields.parameters.map((p) => p.name),
   is_active: fields.is_active,
-  requires_confirmation: fields.requires_confirmation
+  hitl_mode: fields.hitl_mode
 })
+
+/**
+ * The mode a payload asks for: `hitl_mode`, or the legacy `requires_confirmation`
+ * (true is confirm; false turns confirm back to auto and leaves other modes alone).
+ */
+const requestedMode = (
+  input: { readonly hitl_mode?: ActionAdmin.HitlMode; readonly requires_confirmation?: boolean },
+  current: ActionAdmin.HitlMode
+): Effect.Effect<ActionAdmin.HitlMode, Errors.InvalidRequest> => {
+  const legacy = input.requires_confirmation === undefined
+    ? undefined
+    : input.requires_confirmation
+    ? "confirm"
+    : current === "confirm"
+    ? "auto"
+    : current
+  if (
+    input.hitl_mode !== undefined && legacy !== undefined &&
+    (input.hitl_mode === "confirm") !== input.requires_confirmation
+  ) {
+    return Effect.fail(
+      new Errors.InvalidRequest({ error: "hitl_mode and requires_confirmation disagree; send hitl_mode alone" })
+    )
+  }
+  return Effect.succeed(input.hitl_mode ?? legacy ?? current)
+}
 
 const actionNotFound = (id: string) => new Errors.NotFound({ error: `action ${id} not found` })
 
 const validated = (fields: ActionFields) => {
   const problems = definitionProblems(fields)
-  return problems.length === 0 ? Effect.succeed(fields) : Effect.fail(new Errors.InvalidRequest({ error: problems.join("; ") }))
+  return problems.length === 0
+    ? Effect.succeed(fields)
+    : Effect.fail(new Errors.InvalidRequest({ error: problems.join("; ") }))
 }
 
 export class ActionCatalog extends Context.Service<ActionCatalog, {
@@ -63,7 +94,10 @@ export class ActionCatalog extends Context.Service<ActionCatalog, {
   /** The active actions a caller may run: all of them without a space, else those of the space's agents. */
   readonly runnable: (tenantId: string, spaceId: string | null) => Effect.Effect<ReadonlyArray<Actions.Action>>
   readonly adminList: (tenantId: string) => Effect.Effect<ReadonlyArray<AdminAction>>
-  readonly create: (admin: UserPrincipal, input: typeof ActionAdmin.CreateAction.Type) => Effect.Effect<AdminAction, Errors.InvalidRequest>
+  readonly create: (
+    admin: UserPrincipal,
+    input: typeof ActionAdmin.CreateAction.Type
+  ) => Effect.Effect<AdminAction, Errors.InvalidRequest>
   readonly update: (
     admin: UserPrincipal,
     id: string,
@@ -88,55 +122,71 @@ export class ActionCatalog extends Context.Service<ActionCatalog, {
           data
         })
 
-      const catalog = (tenantId: string) => Effect.orDie(Effect.map(repo.listActive(tenantId, null), (rows) => rows.map(toAction)))
+      const catalog = (tenantId: string) =>
+        Effect.orDie(Effect.map(repo.listActive(tenantId, null), (rows) => rows.map(toAction)))
 
       const runnable = (tenantId: string, spaceId: string | null) =>
         Effect.orDie(Effect.map(repo.listActive(tenantId, spaceId), (rows) => rows.map(toAction)))
 
-      const adminList = (tenantId: string) => Effect.orDie(Effect.map(repo.listAll(tenantId), (rows) => rows.map(toAdminAction)))
+      const adminList = (tenantId: string) =>
+        Effect.orDie(Effect.map(repo.listAll(tenantId), (rows) => rows.map(toAdminAction)))
 
-      const create = Effect.fn("ActionCatalog.create")(function*(admin: UserPrincipal, input: typeof ActionAdmin.CreateAction.Type) {
-        const fields = yield* validated({
-          name: input.name,
-          description: input.description,
-          http_method: input.http_method,
-          url: input.url,
-          headers: input.headers ?? {},
-          parameters: input.parameters,
-          is_active: input.is_active,
-          requires_confirmation: input.requires_confirmation ?? false
-        })
-        const row = yield* Effect.gen(function*() {
-          const row = yield* repo.insert(admin.tenantId, fields)
-          yield* audited(admin, "action.created", row.id, auditView(fields))
-          return row
-        }).pipe(sql.withTransaction, Effect.orDie)
-        return toAdminAction(row)
-      })
-
-      const update = Effect.fn("ActionCatalog.update")(function*(admin: UserPrincipal, id: string, input: typeof ActionAdmin.UpdateAction.Type) {
-        if (!isUuid(id)) return yield* actionNotFound(id)
-        // Read, merge, check and write under the row's lock: two administrators' changes cannot interleave.
-        const outcome = yield* Effect.gen(function*() {
-          const current = yield* repo.find(admin.tenantId, id, { forUpdate: true })
-          if (current === undefined) return yield* actionNotFound(id)
+      const create = Effect.fn("ActionCatalog.create")(
+        function*(admin: UserPrincipal, input: typeof ActionAdmin.CreateAction.Type) {
           const fields = yield* validated({
-            name: input.name ?? current.name,
-            description: input.description ?? current.description,
-            http_method: input.http_method ?? current.http_method,
-            url: input.url ?? current.url,
-            headers: input.headers ?? current.headers,
-            parameters: input.parameters ?? current.parameters,
-            is_active: input.is_active ?? current.is_active,
-            requires_confirmation: input.requires_confirmation ?? current.requires_confirmation
+            name: input.name,
+            description: input.description,
+            http_method: input.http_method,
+            url: input.url,
+            headers: input.headers ?? {},
+            parameters: input.parameters,
+            is_active: input.is_active,
+            hitl_mode: yield* requestedMode(input, "auto")
           })
-          const row = yield* repo.update(admin.tenantId, id, fields)
-          if (row === undefined) return yield* actionNotFound(id)
-          yield* audited(admin, "action.updated", id, { changed: Object.keys(input), ...auditView(fields) })
-          return row
-        }).pipe(sql.withTransaction, Effect.catchTag(["SqlError", "SchemaError"], Effect.die))
-        return toAdminAction(outcome)
-      })
+          const row = yield* Effect.gen(function*() {
+            const row = yield* repo.insert(admin.tenantId, fields)
+            yield* repo.insertHitlVersion(admin.tenantId, row, `user:${admin.userId}`)
+            yield* audited(admin, "action.created", row.id, { ...auditView(fields), hitl_version: row.hitl_version })
+            return row
+          }).pipe(sql.withTransaction, Effect.orDie)
+          return toAdminAction(row)
+        }
+      )
+
+      const update = Effect.fn("ActionCatalog.update")(
+        function*(admin: UserPrincipal, id: string, input: typeof ActionAdmin.UpdateAction.Type) {
+          if (!isUuid(id)) return yield* actionNotFound(id)
+          // Read, merge, check and write under the row's lock: two administrators' changes cannot interleave.
+          const outcome = yield* Effect.gen(function*() {
+            const current = yield* repo.find(admin.tenantId, id, { forUpdate: true })
+            if (current === undefined) return yield* actionNotFound(id)
+            const fields = yield* validated({
+              name: input.name ?? current.name,
+              description: input.description ?? current.description,
+              http_method: input.http_method ?? current.http_method,
+              url: input.url ?? current.url,
+              headers: input.headers ?? current.headers,
+              parameters: input.parameters ?? current.parameters,
+              is_active: input.is_active ?? current.is_active,
+              hitl_mode: yield* requestedMode(input, current.hitl_mode)
+            })
+            const row = yield* repo.update(admin.tenantId, id, fields, `user:${admin.userId}`)
+            if (row === undefined) return yield* actionNotFound(id)
+            yield* audited(admin, "action.updated", id, { changed: Object.keys(input), ...auditView(fields) })
+            if (row.hitl_version !== current.hitl_version) {
+              // The snapshot of the new configuration, on the chain: compliance reads who changed what, when.
+              yield* audited(admin, "action.hitl_changed", id, {
+                version: row.hitl_version,
+                mode: row.hitl_mode,
+                previous_version: current.hitl_version,
+                previous_mode: current.hitl_mode
+              })
+            }
+            return row
+          }).pipe(sql.withTransaction, Effect.catchTag(["SqlError", "SchemaError"], Effect.die))
+          return toAdminAction(outcome)
+        }
+      )
 
       const deactivate = Effect.fn("ActionCatalog.deactivate")(function*(admin: UserPrincipal, id: string) {
         if (!isUuid(id)) return yield* actionNotFound(id)
@@ -144,7 +194,7 @@ export class ActionCatalog extends Context.Service<ActionCatalog, {
           const current = yield* repo.find(admin.tenantId, id, { forUpdate: true })
           if (current === undefined) return yield* actionNotFound(id)
           if (!current.is_active) return current
-          const row = yield* repo.update(admin.tenantId, id, { ...current, is_active: false })
+          const row = yield* repo.update(admin.tenantId, id, { ...current, is_active: false }, `user:${admin.userId}`)
           if (row === undefined) return yield* actionNotFound(id)
           yield* audited(admin, "action.deactivated", id, { name: current.name })
           return row

@@ -7,8 +7,8 @@
  * The target's address is not checked here: the SSRF guard judges the
  * resolved address on every call (a name may resolve differently later).
  */
-import { Schema } from "effect"
 import { ActionAdmin, type Actions } from "@agent-platform/domain"
+import { Schema } from "effect"
 import { fillPlaceholders, isHeaderName, isHeaderValue, referencedSecrets, urlPlaceholders } from "./ActionRequest.ts"
 
 export interface ActionDefinition {

@@ -8,8 +8,8 @@
  * Params the action does not declare are not forwarded: the action's
  * administrator decides what reaches the remote system, not the caller.
  */
-import { Result } from "effect"
 import type { Actions } from "@agent-platform/domain"
+import { Result } from "effect"
 import type { OutboundMethod, OutboundRequest } from "./OutboundHttp.ts"
 
 /** What the runner needs of a catalog entry. */
@@ -24,10 +24,18 @@ export interface ActionDefinition {
 
 export type Params = Readonly<Record<string, unknown>>
 
-const article = (type: Actions.ParameterType) => (type === "integer" || type === "object" || type === "array" ? "an" : "a")
+const article = (
+  type: Actions.ParameterType
+) => (type === "integer" || type === "object" || type === "array" ? "an" : "a")
 
 const typeOf = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "array" : typeof value === "number" && Number.isInteger(value) ? "integer" : typeof value
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "array"
+    : typeof value === "number" && Number.isInteger(value)
+    ? "integer"
+    : typeof value
 
 const hasType = (value: unknown, type: Actions.ParameterType): boolean => {
   switch (type) {
@@ -65,7 +73,9 @@ export const paramProblems = (parameters: ReadonlyArray<Actions.ActionParameter>
 const placeholder = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
 /** The parameter names the URL's `{param}` placeholders use, in order, without repeats. */
-export const urlPlaceholders = (url: string): ReadonlyArray<string> => [...new Set([...url.matchAll(placeholder)].map((match) => match[1]))]
+export const urlPlaceholders = (
+  url: string
+): ReadonlyArray<string> => [...new Set([...url.matchAll(placeholder)].map((match) => match[1]))]
 
 /** The URL with every placeholder replaced by `value` (to check what remains is a URL). */
 export const fillPlaceholders = (url: string, value: string): string => url.replace(placeholder, value)
@@ -77,7 +87,10 @@ const asText = (value: unknown) => (typeof value === "object" ? JSON.stringify(v
  * URL placeholder whose param is absent is one (the parameter may be optional
  * in the catalog and still needed by the URL).
  */
-export const buildRequest = (action: ActionDefinition, params: Params): Result.Result<OutboundRequest, Array<string>> => {
+export const buildRequest = (
+  action: ActionDefinition,
+  params: Params
+): Result.Result<OutboundRequest, Array<string>> => {
   const declared = new Map(action.parameters.map((p) => [p.name, p]))
   const used = new Set<string>()
   const problems: Array<string> = []
@@ -92,13 +105,17 @@ export const buildRequest = (action: ActionDefinition, params: Params): Result.R
   if (problems.length > 0) return Result.fail(problems)
   const rest = action.parameters.filter((p) => !used.has(p.name) && given(params, p.name))
   const hasAccept = Object.keys(action.headers).some((name) => name.toLowerCase() === "accept")
-  const headers = hasAccept ? action.headers : { accept: "application/json, text/plain;q=0.9, */*;q=0.8", ...action.headers }
+  const headers = hasAccept
+    ? action.headers
+    : { accept: "application/json, text/plain;q=0.9, */*;q=0.8", ...action.headers }
   if (action.http_method === "GET" || action.http_method === "DELETE") {
     if (!URL.canParse(url)) return Result.succeed({ method: action.http_method, url, headers })
     const target = new URL(url)
     for (const parameter of rest) {
       const value = params[parameter.name]
-      for (const item of Array.isArray(value) ? value : [value]) target.searchParams.append(parameter.name, asText(item))
+      for (const item of Array.isArray(value) ? value : [value]) {
+        target.searchParams.append(parameter.name, asText(item))
+      }
     }
     return Result.succeed({ method: action.http_method, url: target.href, headers })
   }
@@ -136,7 +153,9 @@ export const fillSecrets = (
 ): Result.Result<Record<string, string>, string> => {
   const filled: Record<string, string> = {}
   for (const [name, template] of Object.entries(headers)) {
-    if (!headerName.test(name)) return Result.fail(`the action's header name \`${name}\` is not a valid HTTP header name`)
+    if (!headerName.test(name)) {
+      return Result.fail(`the action's header name \`${name}\` is not a valid HTTP header name`)
+    }
     let missing: string | undefined
     const value = template.replace(secretReference, (_, secret: string) => {
       const found = secrets.get(secret)
@@ -148,7 +167,9 @@ export const fillSecrets = (
         `the action's header \`${name}\` references the tenant secret ${missing}, which is not set; set it with PUT /api/admin/secrets/${missing}`
       )
     }
-    if (!headerValue.test(value)) return Result.fail(`the action's header \`${name}\` holds characters HTTP headers cannot carry`)
+    if (!headerValue.test(value)) {
+      return Result.fail(`the action's header \`${name}\` holds characters HTTP headers cannot carry`)
+    }
     filled[name] = value
   }
   return Result.succeed(filled)

@@ -1,22 +1,29 @@
 /**
- * The SSRF guard of outbound calls (actions and webhooks): only http(s), and
- * never to loopback, link-local, private (RFC 1918, ULA), CGNAT, unspecified,
- * multicast, reserved or cloud-metadata addresses — unless
- * `ACTIONS_ALLOW_PRIVATE_NETWORKS=true` (tests, local demos).
+ * The SSRF guard of outbound calls (actions and webhook deliveries, which both
+ * go through OutboundHttp): only http(s), and never to an address of a
+ * special-purpose range of the IANA IPv4 and IPv6 registries (loopback,
+ * private, link-local, CGNAT, unspecified `0.0.0.0/8` and `::`, multicast,
+ * broadcast, documentation, benchmarking, reserved, AS112, AMT, ORCHID,
+ * segment routing, ...), nor to any address of this host's own network
+ * interfaces — unless `ACTIONS_ALLOW_PRIVATE_NETWORKS=true` (tests, local
+ * demos). The ranges are `ipaddr.js`'s range names, a maintained library,
+ * not a list kept here. IPv6 forms that carry an IPv4 address (IPv4-mapped,
+ * IPv4-translated, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4
+ * `2002::/16`) are judged by that IPv4 address; Teredo is refused.
  *
- * The guard judges the resolved addresses, not the host name: `check` resolves
- * the host and refuses it when any of its addresses is refused, and `lookup`
- * (given to the sockets of the outbound HTTP client) resolves again at connect
- * time, checks every address and hands the socket only checked ones, so a DNS
- * answer that changes between the check and the connection (rebinding) cannot
- * reach an internal address.
+ * The guard judges the resolved addresses, not the host name: `check`
+ * resolves the host and refuses it when any of its addresses is refused, and
+ * `lookup` (given to the sockets of the outbound HTTP client) resolves again
+ * at connect time, checks every address and hands the socket only checked
+ * ones, so a DNS answer that changes between the check and the connection
+ * (rebinding) cannot reach an internal address.
  */
-import { Context, Effect, Layer, Option, Result, Schema } from "effect"
-import * as IpNetwork from "effect/net/IpNetwork"
-import * as NetAddress from "effect/net/NetAddress"
+import { Context, Effect, Layer, Schema } from "effect"
+import ipaddr from "ipaddr.js"
 import * as Dns from "node:dns"
 import type { LookupFunction } from "node:net"
 import { isIP } from "node:net"
+import * as Os from "node:os"
 import { ServerConfig } from "../Platform/Config.ts"
 
 /** An outbound call the guard will not make; `message` says why and what to change. */
@@ -27,69 +34,78 @@ export class OutboundRefused extends Schema.TaggedError<OutboundRefused>()("Outb
 /** The error code a refused connect-time lookup carries, so the HTTP layer can tell it from a network failure. */
 export const refusedLookupCode = "E_OUTBOUND_REFUSED"
 
-const metadataAddresses: ReadonlyArray<readonly [string, string]> = [
-  ["169.254.169.254", "a cloud metadata address"],
-  ["fd00:ec2::254", "a cloud metadata address"]
-]
+/** IPv6 ranges whose addresses carry an IPv4 address, judged by it (ipaddr.js range names). */
+const carriesIpv4 = new Set(["ipv4Mapped", "rfc6145", "rfc6052", "6to4"])
 
-const refusedNetworks: ReadonlyArray<readonly [IpNetwork.IpNetwork, string]> = ([
-  ["0.0.0.0/8", "an unspecified address"],
-  ["10.0.0.0/8", "a private address"],
-  ["100.64.0.0/10", "a carrier-grade NAT address"],
-  ["127.0.0.0/8", "a loopback address"],
-  ["169.254.0.0/16", "a link-local address"],
-  ["172.16.0.0/12", "a private address"],
-  ["192.0.0.0/24", "a reserved address"],
-  ["192.168.0.0/16", "a private address"],
-  ["198.18.0.0/15", "a reserved address"],
-  ["224.0.0.0/4", "a multicast address"],
-  ["240.0.0.0/4", "a reserved address"],
-  ["::/128", "an unspecified address"],
-  ["::1/128", "a loopback address"],
-  ["100::/64", "a reserved address"],
-  ["fc00::/7", "a private (unique local) address"],
-  ["fe80::/10", "a link-local address"],
-  ["fec0::/10", "a private (site-local) address"],
-  ["ff00::/8", "a multicast address"]
-] as const).map(([cidr, label]) => [IpNetwork.fromStringUnsafe(cidr), label] as const)
-
-const nat64 = IpNetwork.fromStringUnsafe("64:ff9b::/96")
-
-/** The IPv4 address an IPv6 address carries (IPv4-mapped or NAT64), if any. */
-const embeddedIpv4 = (address: NetAddress.Ipv6Address): Option.Option<NetAddress.Ipv4Address> => {
-  if (NetAddress.isIpv4Mapped(address)) return NetAddress.fromIpv4Mapped(address)
-  if (IpNetwork.contains(nat64, address)) {
-    const octets = NetAddress.ipv6ToOctets(address).slice(12)
-    return Option.some(NetAddress.ipv4FromBytesUnsafe(Uint8Array.from(octets)))
-  }
-  return Option.none()
+/** The IPv4 address an IPv6 address of a `carriesIpv4` range carries. */
+const embeddedIpv4 = (address: ipaddr.IPv6, range: string): ipaddr.IPv4 => {
+  const bytes = address.toByteArray()
+  // 6to4 (RFC 3056): 2002:AABB:CCDD::/48 carries AA.BB.CC.DD; the others carry it in their last 32 bits.
+  const octets = range === "6to4" ? bytes.slice(2, 6) : bytes.slice(12, 16)
+  return new ipaddr.IPv4(octets)
 }
 
+/** This host's own addresses (every interface), normalized: a call to one would reach this host itself. */
+const ownAddresses = (): ReadonlySet<string> => {
+  const own = new Set<string>()
+  for (const entries of Object.values(Os.networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      const bare = entry.address.replace(/%.*$/, "")
+      if (ipaddr.isValid(bare)) own.add(ipaddr.process(bare).toNormalizedString())
+    }
+  }
+  return own
+}
+
+/** Words for the commonest range names (the names themselves are ipaddr.js's), for refusal messages. */
+const rangeWords: Record<string, string> = {
+  loopback: "loopback",
+  private: "private",
+  carrierGradeNat: "carrier-grade NAT",
+  linkLocal: "link-local (cloud metadata lives here)",
+  uniqueLocal: "unique local (private)",
+  unspecified: "unspecified",
+  multicast: "multicast",
+  broadcast: "broadcast",
+  reserved: "reserved or documentation"
+}
+
+const describeRange = (range: string) => `a ${rangeWords[range] ?? "special-purpose"} address (IANA range ${range})`
+
 /**
- * Why an address may not be called (e.g. "a loopback address"), or
- * `undefined` for a public one. Unparsable input is refused.
+ * Why an address may not be called (e.g. "a special-purpose address
+ * (loopback)"), or `undefined` for a public one. Unparsable input is refused.
  */
-export const refusalReason = (address: string): string | undefined => {
+export const refusalReason = (address: string, own: ReadonlySet<string> = ownAddresses()): string | undefined => {
   // Drop an IPv6 zone (`fe80::1%eth0`) and URL brackets.
   const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "")
-  const parsed = NetAddress.ipFromString(bare)
-  if (Result.isFailure(parsed)) return "not a valid IP address"
-  const ip = parsed.success
-  if (NetAddress.isIpv6Address(ip)) {
-    const v4 = embeddedIpv4(ip)
-    if (Option.isSome(v4)) return refusalReason(NetAddress.formatIp(v4.value))
+  if (!ipaddr.isValid(bare) || isIP(bare) === 0) return "not a valid IP address"
+  const parsed = ipaddr.parse(bare)
+  return rangeRefusal(parsed, own) ?? (own.has(parsed.toNormalizedString()) ? "an address of this host" : undefined)
+}
+
+/** The refusal of a special-purpose range (judging an embedded IPv4 by itself), or undefined for a unicast address. */
+const rangeRefusal = (parsed: ipaddr.IPv4 | ipaddr.IPv6, own: ReadonlySet<string>): string | undefined => {
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6
+    const range = v6.range()
+    if (carriesIpv4.has(range)) {
+      const v4 = embeddedIpv4(v6, range)
+      const inner = refusalReason(v4.toString(), own)
+      return inner === undefined ? undefined : `${describeRange(range)} carrying ${v4.toString()}, ${inner}`
+    }
+    return range === "unicast" ? undefined : describeRange(range)
   }
-  const formatted = NetAddress.formatIp(ip)
-  const metadata = metadataAddresses.find(([known]) => known === formatted)
-  if (metadata !== undefined) return metadata[1]
-  return refusedNetworks.find(([network]) => IpNetwork.contains(network, ip))?.[1]
+  const range = (parsed as ipaddr.IPv4).range()
+  return range === "unicast" ? undefined : describeRange(range)
 }
 
 const allowHint = "set ACTIONS_ALLOW_PRIVATE_NETWORKS=true to allow internal targets"
 
 const refusedAddresses = (host: string, addresses: ReadonlyArray<string>): string | undefined => {
+  const own = ownAddresses()
   for (const address of addresses) {
-    const reason = refusalReason(address)
+    const reason = refusalReason(address, own)
     if (reason !== undefined) {
       const resolved = address === host ? "" : ` resolves to ${address}, which`
       return `outbound call refused: ${host}${resolved} is ${reason}; ${allowHint}`
@@ -121,7 +137,9 @@ const makeGuardedLookup = (allowPrivateNetworks: boolean): LookupFunction => (ho
     }
     if (options.all === true) return callback(null, addresses)
     const first = addresses[0]
-    if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), [])
+    if (first === undefined) {
+      return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), [])
+    }
     callback(null, first.address, first.family)
   })
 }
@@ -136,7 +154,11 @@ export class OutboundGuard extends Context.Service<OutboundGuard, {
   static readonly make = (allowPrivateNetworks: boolean) => {
     const check = (url: URL): Effect.Effect<void, OutboundRefused> => {
       if (url.protocol !== "http:" && url.protocol !== "https:") {
-        return Effect.fail(new OutboundRefused({ message: `outbound call refused: only http and https URLs are allowed, not ${url.protocol}` }))
+        return Effect.fail(
+          new OutboundRefused({
+            message: `outbound call refused: only http and https URLs are allowed, not ${url.protocol}`
+          })
+        )
       }
       if (allowPrivateNetworks) return Effect.void
       const host = hostOf(url)

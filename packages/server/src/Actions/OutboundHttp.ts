@@ -25,8 +25,11 @@ export interface OutboundRequest {
   readonly method: OutboundMethod
   readonly url: string
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** Sent byte for byte (a webhook signature covers exactly these bytes). */
-  readonly body?: { readonly contentType: string; readonly text: string } | undefined
+  /** Sent byte for byte (a webhook signature covers exactly these bytes); `bytes` for a binary body (an encrypted Web Push). */
+  readonly body?:
+    | { readonly contentType: string; readonly text: string }
+    | { readonly contentType: string; readonly bytes: Uint8Array }
+    | undefined
 }
 
 /** The target's answer, whatever its status. */
@@ -74,7 +77,8 @@ export interface SendOptions {
 
 const defaultMaxRedirects = 3
 
-const isRedirect = (status: number) => status === 301 || status === 302 || status === 303 || status === 307 || status === 308
+const isRedirect = (status: number) =>
+  status === 301 || status === 302 || status === 303 || status === 307 || status === 308
 
 /** The circuit breaker counts what says the host is unwell, not what says the caller is wrong. */
 const classify = (exit: Exit.Exit<OutboundResponse, OutboundFailure>): CircuitBreaker.Outcome => {
@@ -115,15 +119,18 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
       const config = yield* ServerConfig
       const guard = yield* OutboundGuard
       const { breaker } = yield* OutboundBreaker
-      // Sockets resolve through the guard, so the address connected to is one the guard checked.
-      const agent = yield* NodeHttpClient.makeAgent({ lookup: guard.lookup })
+      // Sockets resolve through the guard, so the address connected to is one the guard checked;
+      // kept alive per host, so repeated calls (webhook deliveries) reuse their connections.
+      const agent = yield* NodeHttpClient.makeAgent({ lookup: guard.lookup, keepAlive: true })
       const client = (yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)).pipe(
         HttpClient.withScope
       )
       const timeout = Duration.millis(config.actionsTimeoutMs)
 
       const checked = (url: URL) =>
-        guard.check(url).pipe(Effect.mapError((refused) => new OutboundFailure({ reason: "refused", message: refused.message })))
+        guard.check(url).pipe(
+          Effect.mapError((refused) => new OutboundFailure({ reason: "refused", message: refused.message }))
+        )
 
       /** Reads at most `limit.maxBytes` of the body, then stops reading: fails or keeps what it has, as `limit` says. */
       const readBody = Effect.fnUntraced(function*(
@@ -161,41 +168,52 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
       })
 
       /** The request and its same-host redirects; the scope aborts whatever is still open. */
-      const exchange = Effect.fnUntraced(function*(start: URL, input: OutboundRequest, maxRedirects: number, limit: ResponseLimit) {
-        let url = start
-        let method: OutboundMethod = input.method
-        let body = input.body
-        for (let redirects = 0; ; redirects++) {
-          let request = HttpClientRequest.make(method)(url, { headers: input.headers ?? {} })
-          if (body !== undefined) request = HttpClientRequest.bodyText(request, body.text, body.contentType)
-          const response = yield* client.execute(request).pipe(Effect.mapError(fromClientError(start.host)))
-          const location = response.headers["location"]
-          if (maxRedirects === 0 || !isRedirect(response.status) || location === undefined) {
-            return {
-              status: response.status,
-              contentType: response.headers["content-type"],
-              body: yield* readBody(response, start.host, limit)
-            } satisfies OutboundResponse
+      const exchange = Effect.fnUntraced(
+        function*(start: URL, input: OutboundRequest, maxRedirects: number, limit: ResponseLimit) {
+          let url = start
+          let method: OutboundMethod = input.method
+          let body = input.body
+          for (let redirects = 0;; redirects++) {
+            let request = HttpClientRequest.make(method)(url, { headers: input.headers ?? {} })
+            if (body !== undefined) {
+              request = "bytes" in body
+                ? HttpClientRequest.bodyUint8Array(request, body.bytes, body.contentType)
+                : HttpClientRequest.bodyText(request, body.text, body.contentType)
+            }
+            const response = yield* client.execute(request).pipe(Effect.mapError(fromClientError(start.host)))
+            const location = response.headers["location"]
+            if (maxRedirects === 0 || !isRedirect(response.status) || location === undefined) {
+              return {
+                status: response.status,
+                contentType: response.headers["content-type"],
+                body: yield* readBody(response, start.host, limit)
+              } satisfies OutboundResponse
+            }
+            if (redirects >= maxRedirects) {
+              return yield* new OutboundFailure({
+                reason: "redirect",
+                message: `${start.host} redirected more than ${maxRedirects} times`
+              })
+            }
+            const next = URL.canParse(location, url.href) ? new URL(location, url) : undefined
+            if (next === undefined || next.host !== start.host) {
+              return yield* new OutboundFailure({
+                reason: "redirect",
+                message: `redirect from ${start.host} to another host refused (${next?.host ?? location})`
+              })
+            }
+            yield* checked(next)
+            // Browsers' rule: 303, and 301/302 after a POST, continue as a GET without a body.
+            if (
+              response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")
+            ) {
+              method = "GET"
+              body = undefined
+            }
+            url = next
           }
-          if (redirects >= maxRedirects) {
-            return yield* new OutboundFailure({ reason: "redirect", message: `${start.host} redirected more than ${maxRedirects} times` })
-          }
-          const next = URL.canParse(location, url.href) ? new URL(location, url) : undefined
-          if (next === undefined || next.host !== start.host) {
-            return yield* new OutboundFailure({
-              reason: "redirect",
-              message: `redirect from ${start.host} to another host refused (${next?.host ?? location})`
-            })
-          }
-          yield* checked(next)
-          // Browsers' rule: 303, and 301/302 after a POST, continue as a GET without a body.
-          if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
-            method = "GET"
-            body = undefined
-          }
-          url = next
         }
-      })
+      )
 
       const send = (input: OutboundRequest, options?: SendOptions) =>
         Effect.gen(function*() {
@@ -204,7 +222,10 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
           }
           const url = new URL(input.url)
           const timedOut = () =>
-            new OutboundFailure({ reason: "timeout", message: `${url.host} did not answer within ${config.actionsTimeoutMs} ms (ACTIONS_TIMEOUT_MS)` })
+            new OutboundFailure({
+              reason: "timeout",
+              message: `${url.host} did not answer within ${config.actionsTimeoutMs} ms (ACTIONS_TIMEOUT_MS)`
+            })
           yield* checked(url).pipe(Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut()) }))
           const limit = options?.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
           const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit).pipe(

@@ -5,9 +5,9 @@
  * in the header of the action call that references them; the audit chain
  * records that a secret changed, never its value.
  */
+import { type ActionAdmin, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { type ActionAdmin, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Encryption } from "../Platform/Encryption.ts"
 import { type SecretRow, TenantSecretsRepo } from "./TenantSecretsRepo.ts"
@@ -20,7 +20,10 @@ export class TenantSecrets extends Context.Service<TenantSecrets, {
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<SecretInfo>>
   /** Creates or replaces the secret. */
   readonly put: (admin: UserPrincipal, name: string, value: string) => Effect.Effect<SecretInfo>
-  readonly remove: (admin: UserPrincipal, name: string) => Effect.Effect<{ readonly success: true; readonly message: string }, Errors.NotFound>
+  readonly remove: (
+    admin: UserPrincipal,
+    name: string
+  ) => Effect.Effect<{ readonly success: true; readonly message: string }, Errors.NotFound>
 }>()("@agent-platform/server/Actions/TenantSecrets") {
   static readonly layer = Layer.effect(
     TenantSecrets,
@@ -56,7 +59,10 @@ export class TenantSecrets extends Context.Service<TenantSecrets, {
           return removed
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!removed) return yield* new Errors.NotFound({ error: `tenant secret ${name} not found` })
-        return { success: true as const, message: `tenant secret ${name} deleted; actions referencing it fail until it is set again` }
+        return {
+          success: true as const,
+          message: `tenant secret ${name} deleted; actions referencing it fail until it is set again`
+        }
       })
 
       return TenantSecrets.of({ list, put, remove })

@@ -23,7 +23,8 @@ export class TenantSecretsRepo extends Context.Service<TenantSecretsRepo, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return TenantSecretsRepo.of({
-        list: (tenantId) => sql<SecretRow>`SELECT name, updated_at FROM tenant_secrets WHERE tenant_id = ${tenantId} ORDER BY name`,
+        list: (tenantId) =>
+          sql<SecretRow>`SELECT name, updated_at FROM tenant_secrets WHERE tenant_id = ${tenantId} ORDER BY name`,
         upsert: (tenantId, name, ciphertext) =>
           Effect.map(
             sql<SecretRow>`

@@ -13,9 +13,15 @@
  * - every change is appended to the tenant's `admin_audit_log` chain in the
  *   transaction that makes it.
  */
+import {
+  type AgentAdmin,
+  type Agents as AgentSchemas,
+  Errors,
+  isAdmin,
+  type UserPrincipal
+} from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { type AgentAdmin, type Agents as AgentSchemas, Errors, isAdmin, type UserPrincipal } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
@@ -56,9 +62,21 @@ const spaceDenied = (spaceId: string) =>
 type Reach = { readonly _tag: "Tenant" } | { readonly _tag: "Spaces"; readonly spaceIds: ReadonlyArray<string> }
 
 export class Agents extends Context.Service<Agents, {
-  /** The tenant's agents, or those of one space given by id or code (none for an unknown space). */
-  readonly list: (tenantId: string, space?: string | undefined) => Effect.Effect<typeof AgentSchemas.AgentList.Type>
-  readonly detail: (tenantId: string, id: string) => Effect.Effect<AgentSchemas.AgentDetail, Errors.NotFound>
+  /**
+   * The tenant's agents, or those of one space given by id or code (none for an unknown space);
+   * only those of `boundSpace` when given (a space-bound key: Access/SpaceBinding.ts).
+   */
+  readonly list: (
+    tenantId: string,
+    space?: string | undefined,
+    boundSpace?: string | null
+  ) => Effect.Effect<typeof AgentSchemas.AgentList.Type>
+  /** An agent's detail; 404 for an unknown one, or one outside `boundSpace` when given. */
+  readonly detail: (
+    tenantId: string,
+    id: string,
+    boundSpace?: string | null
+  ) => Effect.Effect<AgentSchemas.AgentDetail, Errors.NotFound>
   readonly adminList: (
     actor: UserPrincipal,
     spaceId?: string | undefined
@@ -72,7 +90,10 @@ export class Agents extends Context.Service<Agents, {
     id: string,
     input: typeof AgentAdmin.UpdateAgent.Type
   ) => Effect.Effect<AdminAgent, Errors.NotFound>
-  readonly remove: (actor: UserPrincipal, id: string) => Effect.Effect<{ readonly success: true; readonly message: string }, Errors.NotFound>
+  readonly remove: (
+    actor: UserPrincipal,
+    id: string
+  ) => Effect.Effect<{ readonly success: true; readonly message: string }, Errors.NotFound>
   /** Replaces the agent's actions; unknown action ids are a 400 naming them. */
   readonly assignActions: (
     actor: UserPrincipal,
@@ -91,19 +112,26 @@ export class Agents extends Context.Service<Agents, {
       const reachOf = (actor: UserPrincipal) =>
         isAdmin(actor.roleId)
           ? Effect.succeed<Reach>({ _tag: "Tenant" })
-          : Effect.map(spaceAdmins.spacesOf(actor.tenantId, actor.userId), (spaceIds): Reach => ({ _tag: "Spaces", spaceIds }))
+          : Effect.map(
+            spaceAdmins.spacesOf(actor.tenantId, actor.userId),
+            (spaceIds): Reach => ({ _tag: "Spaces", spaceIds })
+          )
 
       const mayManage = (reach: Reach, spaceId: string) => reach._tag === "Tenant" || reach.spaceIds.includes(spaceId)
 
-      const findRow = (tenantId: string, id: string) => (isUuid(id) ? repo.find(tenantId, id) : Effect.succeed(undefined))
+      const findRow = (
+        tenantId: string,
+        id: string
+      ) => (isUuid(id) ? repo.find(tenantId, id) : Effect.succeed(undefined))
 
       /** The agent as its administrator may see it, or 404. */
       const manageable = Effect.fnUntraced(function*(actor: UserPrincipal, id: string) {
         const row = yield* findRow(actor.tenantId, id).pipe(Effect.orDie)
-        if (row === undefined || !mayManage(yield* Effect.orDie(reachOf(actor)), row.space_id)) return yield* agentNotFound(id)
+        if (row === undefined || !mayManage(yield* Effect.orDie(reachOf(actor)), row.space_id)) {
+          return yield* agentNotFound(id)
+        }
         return row
       })
-
 
       const audited = (actor: UserPrincipal, event: string, id: string, data: Record<string, unknown>) =>
         audit.append("admin_audit_log", {
@@ -114,16 +142,20 @@ export class Agents extends Context.Service<Agents, {
           data
         })
 
-      const list = (tenantId: string, space?: string | undefined) =>
-        repo.list({ tenantId, space }).pipe(
+      const list = (tenantId: string, space?: string | undefined, boundSpace?: string | null) =>
+        repo.list({ tenantId, space, spaceIds: boundSpace == null ? undefined : [boundSpace] }).pipe(
           Effect.map((rows) => ({ agents: rows.map(toAgent) })),
           Effect.orDie
         )
 
-      const detail = Effect.fn("Agents.detail")(function*(tenantId: string, id: string) {
+      const detail = Effect.fn("Agents.detail")(function*(tenantId: string, id: string, boundSpace?: string | null) {
         const row = yield* findRow(tenantId, id).pipe(Effect.orDie)
-        if (row === undefined) return yield* agentNotFound(id)
-        const [actions, files] = yield* Effect.all([repo.activeActions(tenantId, id), repo.knowledgeFiles(tenantId, id)]).pipe(
+        // Outside a bound key's space, an agent looks missing (Access/SpaceBinding.ts).
+        if (row === undefined || (boundSpace != null && row.space_id !== boundSpace)) return yield* agentNotFound(id)
+        const [actions, files] = yield* Effect.all([
+          repo.activeActions(tenantId, id),
+          repo.knowledgeFiles(tenantId, id)
+        ]).pipe(
           Effect.orDie
         )
         return { ...toAgent(row), actions, knowledge_files: files }
@@ -134,62 +166,75 @@ export class Agents extends Context.Service<Agents, {
         if (spaceId !== undefined && !mayManage(reach, spaceId)) return yield* spaceDenied(spaceId)
         const rows = yield* repo.list({
           tenantId: actor.tenantId,
-          spaceIds: spaceId !== undefined ? [spaceId].filter(isUuid) : reach._tag === "Spaces" ? reach.spaceIds : undefined
+          spaceIds: spaceId !== undefined
+            ? [spaceId].filter(isUuid)
+            : reach._tag === "Spaces"
+            ? reach.spaceIds
+            : undefined
         }).pipe(Effect.orDie)
         return { agents: rows.map(toAdminAgent) }
       })
 
-      const create = Effect.fn("Agents.create")(function*(actor: UserPrincipal, input: typeof AgentAdmin.CreateAgent.Type) {
-        if (!mayManage(yield* Effect.orDie(reachOf(actor)), input.space_id)) return yield* spaceDenied(input.space_id)
-        const spaceNotFound = new Errors.NotFound({ error: `space ${input.space_id} not found` })
-        if (!isUuid(input.space_id)) return yield* spaceNotFound
-        const created = yield* Effect.gen(function*() {
-          if (!(yield* repo.lockSpace(actor.tenantId, input.space_id))) return undefined
-          if (input.is_primary) yield* repo.unsetPrimary(actor.tenantId, input.space_id, null)
-          const id = yield* repo.insert({
-            tenantId: actor.tenantId,
-            spaceId: input.space_id,
-            name: input.name,
-            summary: input.summary,
-            instructions: input.instructions ?? null,
-            isPrimary: input.is_primary,
-            alwaysOn: input.always_on ?? false
-          })
-          yield* audited(actor, "agent.created", id, {
-            space_id: input.space_id,
-            name: input.name,
-            is_primary: input.is_primary,
-            always_on: input.always_on ?? false
-          })
-          return yield* repo.find(actor.tenantId, id)
-        }).pipe(sql.withTransaction, Effect.orDie)
-        if (created === undefined) return yield* spaceNotFound
-        return toAdminAgent(created)
-      })
-
-      const update = Effect.fn("Agents.update")(function*(actor: UserPrincipal, id: string, input: typeof AgentAdmin.UpdateAgent.Type) {
-        const row = yield* manageable(actor, id)
-        const changes: AgentChanges = {
-          ...(input.name === undefined ? {} : { name: input.name }),
-          ...(input.summary === undefined ? {} : { summary: input.summary }),
-          ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
-          ...(input.is_primary === undefined ? {} : { is_primary: input.is_primary }),
-          ...(input.always_on === undefined ? {} : { always_on: input.always_on })
+      const create = Effect.fn("Agents.create")(
+        function*(actor: UserPrincipal, input: typeof AgentAdmin.CreateAgent.Type) {
+          if (!mayManage(yield* Effect.orDie(reachOf(actor)), input.space_id)) return yield* spaceDenied(input.space_id)
+          const spaceNotFound = new Errors.NotFound({ error: `space ${input.space_id} not found` })
+          if (!isUuid(input.space_id)) return yield* spaceNotFound
+          const created = yield* Effect.gen(function*() {
+            if (!(yield* repo.lockSpace(actor.tenantId, input.space_id))) return undefined
+            if (input.is_primary) yield* repo.unsetPrimary(actor.tenantId, input.space_id, null)
+            const id = yield* repo.insert({
+              tenantId: actor.tenantId,
+              spaceId: input.space_id,
+              name: input.name,
+              summary: input.summary,
+              instructions: input.instructions ?? null,
+              isPrimary: input.is_primary,
+              alwaysOn: input.always_on ?? false
+            })
+            yield* audited(actor, "agent.created", id, {
+              space_id: input.space_id,
+              name: input.name,
+              is_primary: input.is_primary,
+              always_on: input.always_on ?? false
+            })
+            return yield* repo.find(actor.tenantId, id)
+          }).pipe(sql.withTransaction, Effect.orDie)
+          if (created === undefined) return yield* spaceNotFound
+          return toAdminAgent(created)
         }
-        if (Object.keys(changes).length === 0) return toAdminAgent(row)
-        const updated = yield* Effect.gen(function*() {
-          yield* repo.lockSpace(actor.tenantId, row.space_id)
-          if (changes.is_primary === true) yield* repo.unsetPrimary(actor.tenantId, row.space_id, id)
-          yield* repo.update(actor.tenantId, id, changes)
-          // Instructions can be long: the audit entry records that they changed, not their text.
-          const { instructions, ...rest } = changes
-          yield* audited(actor, "agent.updated", id, instructions === undefined ? rest : { ...rest, instructions: "changed" })
-          return yield* repo.find(actor.tenantId, id)
-        }).pipe(sql.withTransaction, Effect.orDie)
-        // Deleted by another administrator in between.
-        if (updated === undefined) return yield* agentNotFound(id)
-        return toAdminAgent(updated)
-      })
+      )
+
+      const update = Effect.fn("Agents.update")(
+        function*(actor: UserPrincipal, id: string, input: typeof AgentAdmin.UpdateAgent.Type) {
+          const row = yield* manageable(actor, id)
+          const changes: AgentChanges = {
+            ...(input.name === undefined ? {} : { name: input.name }),
+            ...(input.summary === undefined ? {} : { summary: input.summary }),
+            ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
+            ...(input.is_primary === undefined ? {} : { is_primary: input.is_primary }),
+            ...(input.always_on === undefined ? {} : { always_on: input.always_on })
+          }
+          if (Object.keys(changes).length === 0) return toAdminAgent(row)
+          const updated = yield* Effect.gen(function*() {
+            yield* repo.lockSpace(actor.tenantId, row.space_id)
+            if (changes.is_primary === true) yield* repo.unsetPrimary(actor.tenantId, row.space_id, id)
+            yield* repo.update(actor.tenantId, id, changes)
+            // Instructions can be long: the audit entry records that they changed, not their text.
+            const { instructions, ...rest } = changes
+            yield* audited(
+              actor,
+              "agent.updated",
+              id,
+              instructions === undefined ? rest : { ...rest, instructions: "changed" }
+            )
+            return yield* repo.find(actor.tenantId, id)
+          }).pipe(sql.withTransaction, Effect.orDie)
+          // Deleted by another administrator in between.
+          if (updated === undefined) return yield* agentNotFound(id)
+          return toAdminAgent(updated)
+        }
+      )
 
       const remove = Effect.fn("Agents.remove")(function*(actor: UserPrincipal, id: string) {
         const row = yield* manageable(actor, id)
@@ -199,27 +244,34 @@ export class Agents extends Context.Service<Agents, {
           return removed
         }).pipe(sql.withTransaction, Effect.orDie)
         if (!removed) return yield* agentNotFound(id)
-        return { success: true as const, message: `agent ${id} deleted, with its knowledge files and action assignments` }
+        return {
+          success: true as const,
+          message: `agent ${id} deleted, with its knowledge files and action assignments`
+        }
       })
 
-      const assignActions = Effect.fn("Agents.assignActions")(function*(actor: UserPrincipal, id: string, actionIds: ReadonlyArray<string>) {
-        yield* manageable(actor, id)
-        const wanted = [...new Set(actionIds)]
-        const known = new Set(yield* repo.knownActionIds(actor.tenantId, wanted.filter(isUuid)).pipe(Effect.orDie))
-        const unknown = wanted.filter((actionId) => !known.has(actionId))
-        if (unknown.length > 0) {
-          return yield* new Errors.InvalidRequest({
-            error: `action_ids: unknown action${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}; create them with POST /api/admin/actions first`
-          })
+      const assignActions = Effect.fn("Agents.assignActions")(
+        function*(actor: UserPrincipal, id: string, actionIds: ReadonlyArray<string>) {
+          yield* manageable(actor, id)
+          const wanted = [...new Set(actionIds)]
+          const known = new Set(yield* repo.knownActionIds(actor.tenantId, wanted.filter(isUuid)).pipe(Effect.orDie))
+          const unknown = wanted.filter((actionId) => !known.has(actionId))
+          if (unknown.length > 0) {
+            return yield* new Errors.InvalidRequest({
+              error: `action_ids: unknown action${unknown.length === 1 ? "" : "s"} ${
+                unknown.join(", ")
+              }; create them with POST /api/admin/actions first`
+            })
+          }
+          const updated = yield* Effect.gen(function*() {
+            yield* repo.replaceActions(id, wanted)
+            yield* audited(actor, "agent.actions_assigned", id, { action_ids: wanted })
+            return yield* repo.find(actor.tenantId, id)
+          }).pipe(sql.withTransaction, Effect.orDie)
+          if (updated === undefined) return yield* agentNotFound(id)
+          return toAdminAgent(updated)
         }
-        const updated = yield* Effect.gen(function*() {
-          yield* repo.replaceActions(id, wanted)
-          yield* audited(actor, "agent.actions_assigned", id, { action_ids: wanted })
-          return yield* repo.find(actor.tenantId, id)
-        }).pipe(sql.withTransaction, Effect.orDie)
-        if (updated === undefined) return yield* agentNotFound(id)
-        return toAdminAgent(updated)
-      })
+      )
 
       return Agents.of({ list, detail, adminList, create, update, remove, assignActions })
     })

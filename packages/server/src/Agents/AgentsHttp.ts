@@ -1,7 +1,8 @@
 /** The handlers of `/v1/agents` (API keys) and `/api/admin/agents` (administrators and Space Admins). */
+import { Api } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { Api } from "@agent-platform/domain"
+import { boundSpace } from "../Access/SpaceBinding.ts"
 import { currentKey, currentUser } from "../Auth/CurrentUser.ts"
 import { Agents } from "./Agents.ts"
 
@@ -9,8 +10,11 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     return handlers
-      .handle("list", ({ query }) => Effect.flatMap(currentKey, (key) => agents.list(key.tenantId, query.space)))
-      .handle("get", ({ params }) => Effect.flatMap(currentKey, (key) => agents.detail(key.tenantId, params.id)))
+      .handle("list", ({ query }) =>
+        Effect.flatMap(currentKey, (key) => agents.list(key.tenantId, query.space, boundSpace(key))))
+      .handle("get", ({ params }) =>
+        Effect.flatMap(currentKey, (key) =>
+          agents.detail(key.tenantId, params.id, boundSpace(key))))
   }))
 
 export const AgentsAdminHttp = HttpApiBuilder.group(Api, "agentsAdmin", (handlers) =>
@@ -19,8 +23,11 @@ export const AgentsAdminHttp = HttpApiBuilder.group(Api, "agentsAdmin", (handler
     return handlers
       .handle("list", ({ query }) => Effect.flatMap(currentUser, (actor) => agents.adminList(actor, query.space_id)))
       .handle("create", ({ payload }) => Effect.flatMap(currentUser, (actor) => agents.create(actor, payload)))
-      .handle("update", ({ params, payload }) => Effect.flatMap(currentUser, (actor) => agents.update(actor, params.id, payload)))
-      .handle("delete", ({ params }) => Effect.flatMap(currentUser, (actor) => agents.remove(actor, params.id)))
+      .handle("update", ({ params, payload }) =>
+        Effect.flatMap(currentUser, (actor) => agents.update(actor, params.id, payload)))
+      .handle("delete", ({ params }) =>
+        Effect.flatMap(currentUser, (actor) => agents.remove(actor, params.id)))
       .handle("assignActions", ({ params, payload }) =>
-        Effect.flatMap(currentUser, (actor) => agents.assignActions(actor, params.id, payload.action_ids)))
+        Effect.flatMap(currentUser, (actor) =>
+          agents.assignActions(actor, params.id, payload.action_ids)))
   }))

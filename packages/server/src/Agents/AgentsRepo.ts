@@ -4,11 +4,11 @@
  * actions and knowledge files. Every query filters by the tenant of the
  * caller's principal; changes run in the caller's transaction when there is one.
  */
+import { Knowledge } from "@agent-platform/domain"
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as SqlSchema from "effect/sql/SqlSchema"
-import { Knowledge } from "@agent-platform/domain"
 
 /** An agent with its space and the ids of every action assigned to it (active or not). */
 export const AgentRow = Schema.Struct({
@@ -90,8 +90,11 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
   /** Deletes the agent; its assignments, knowledge files and chunks go with it (foreign keys cascade). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, SqlError>
   /** The ids among `ids` that are actions of the tenant (active or not). */
-  readonly knownActionIds: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, SqlError>
-  /** Replaces the agent's action set. */
+  readonly knownActionIds: (
+    tenantId: string,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<string>, SqlError>
+  /** Replaces the agent's action set (inside the caller's transaction; concurrent replacements serialize). */
   readonly replaceActions: (agentId: string, actionIds: ReadonlyArray<string>) => Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Agents/AgentsRepo") {
   static readonly layer = Layer.effect(
@@ -120,7 +123,9 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
               sql`a.tenant_id = ${tenantId}`,
               // By text, so that a code (or anything else) never reaches a uuid cast.
               ...(space === undefined ? [] : [sql`(s.id::text = ${space} OR s.code = ${space})`]),
-              ...(spaceIds === undefined ? [] : [spaceIds.length === 0 ? sql`false` : sql`a.space_id IN ${sql.in(spaceIds)}`])
+              ...(spaceIds === undefined
+                ? []
+                : [spaceIds.length === 0 ? sql`false` : sql`a.space_id IN ${sql.in(spaceIds)}`])
             ])
           }
             ORDER BY s.code, a.is_primary DESC, a.name, a.id`
@@ -201,10 +206,16 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
             ),
         replaceActions: (agentId, actionIds) =>
           Effect.gen(function*() {
+            // Replacements of one agent's set queue behind its row lock: the DELETE of the next one then sees what
+            // the previous one inserted, so concurrent identical PUTs neither collide on the primary key nor merge.
+            yield* sql`SELECT id FROM agents WHERE id = ${agentId} FOR UPDATE`
             yield* sql`DELETE FROM agent_actions WHERE agent_id = ${agentId}`
             if (Arr.isReadonlyArrayNonEmpty(actionIds)) {
-              const rows = Arr.map(actionIds, (actionId): Record<string, unknown> => ({ agent_id: agentId, action_id: actionId }))
-              yield* sql`INSERT INTO agent_actions ${sql.insert(rows)}`
+              const rows = Arr.map(
+                actionIds,
+                (actionId): Record<string, unknown> => ({ agent_id: agentId, action_id: actionId })
+              )
+              yield* sql`INSERT INTO agent_actions ${sql.insert(rows)} ON CONFLICT DO NOTHING`
             }
           })
       })

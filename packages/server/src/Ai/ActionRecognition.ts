@@ -19,7 +19,10 @@ const coverage = (wanted: ReadonlyArray<string>, present: ReadonlySet<string>) =
   wanted.length === 0 ? 0 : wanted.filter((term) => present.has(term)).length / wanted.length
 
 /** The action a message asks to run, if any (the best-matching one). */
-export const recognizeAction = <A extends ActionCandidate>(message: string, candidates: ReadonlyArray<A>): A | undefined => {
+export const recognizeAction = <A extends ActionCandidate>(
+  message: string,
+  candidates: ReadonlyArray<A>
+): A | undefined => {
   if (informationQuestion.test(message)) return undefined
   const present = new Set(terms(message))
   let best: { candidate: A; score: number } | undefined

@@ -1,5 +1,5 @@
 /**
- * The embedded language model ("embedded-extractive-v1"), used when no
+ * The embedded language model ("embedded-extractive-v2"), used when no
  * provider is configured so a fresh install chats out of the box. It is not a
  * neural model and says so in `/health`: it reads the prompt the chat engine
  * builds and, deterministically,
@@ -24,7 +24,7 @@ import * as KnowledgeContext from "./KnowledgeContext.ts"
 import { extractParameters, type ParameterSpec } from "./ParameterExtraction.ts"
 import { countPromptTokens, countTokens } from "./TokenCount.ts"
 
-export const modelId = "embedded-extractive-v1"
+export const modelId = "embedded-extractive-v2"
 
 type Reply =
   | { readonly _tag: "Text"; readonly text: string }
@@ -35,7 +35,9 @@ const greeting = /^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|hola|gr
 const lastUserText = (prompt: Prompt.Prompt): string => {
   for (let i = prompt.content.length - 1; i >= 0; i--) {
     const message = prompt.content[i]
-    if (message.role === "user") return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+    if (message.role === "user") {
+      return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+    }
   }
   return ""
 }
@@ -93,7 +95,11 @@ export const reply = (options: LanguageModel.ProviderOptions): Reply => {
     const tools = options.tools.map((tool) => ({ tool, name: tool.name, description: Tool.getDescription(tool) ?? "" }))
     const chosen = recognizeAction(message, tools)
     if (chosen !== undefined) {
-      return { _tag: "ToolCall", name: chosen.name, params: extractParameters(message, parameterSpecs(chosen.tool)).values }
+      return {
+        _tag: "ToolCall",
+        name: chosen.name,
+        params: extractParameters(message, parameterSpecs(chosen.tool)).values
+      }
     }
   }
   if (greeting.test(message)) {
@@ -140,8 +146,18 @@ export const make: Effect.Effect<LanguageModel.LanguageModel> = LanguageModel.ma
       const answer = reply(options)
       const parts: Array<Response.PartEncoded> = [{ type: "response-metadata", modelId }]
       if (answer._tag === "ToolCall") {
-        parts.push({ type: "tool-call", id: callId(), name: answer.name, params: answer.params, providerExecuted: false })
-        parts.push({ type: "finish", reason: "tool-calls", usage: usage(options.prompt, JSON.stringify(answer.params)) })
+        parts.push({
+          type: "tool-call",
+          id: callId(),
+          name: answer.name,
+          params: answer.params,
+          providerExecuted: false
+        })
+        parts.push({
+          type: "finish",
+          reason: "tool-calls",
+          usage: usage(options.prompt, JSON.stringify(answer.params))
+        })
       } else {
         parts.push({ type: "text", text: answer.text })
         parts.push({ type: "finish", reason: "stop", usage: usage(options.prompt, answer.text) })

@@ -7,7 +7,8 @@
  */
 import { cosine, embedText } from "./HashingEmbedder.ts"
 import type { Excerpt } from "./KnowledgeContext.ts"
-import { sentences, terms, topicCoverage } from "./Words.ts"
+import { blocks, sentencesOfBlock } from "./Sentences.ts"
+import { terms, topicCoverage } from "./Words.ts"
 
 export interface Answer {
   readonly text: string
@@ -27,26 +28,27 @@ interface Candidate {
 const minimumCoverage = 0.5
 const maxSentences = 3
 
-const heading = /^\s*#{1,6}\s+/u
-const bullet = /^\s*(?:[-*•]|\d+[.)])\s+/u
-
-/** The sentences of an excerpt, each with the terms of the section heading it sits under. */
+/**
+ * The sentences of an excerpt, each with the terms of the section heading it
+ * sits under. Sentences wrapped over several lines are read whole.
+ */
 const sentencesOf = (excerpt: Excerpt) => {
   const result: Array<{ sentence: string; terms: Set<string> }> = []
   let headingTerms: Array<string> = []
-  for (const raw of sentences(excerpt.content)) {
-    if (heading.test(raw)) {
-      headingTerms = terms(raw.replace(heading, ""))
+  for (const block of blocks(excerpt.content)) {
+    if (block.kind === "heading") {
+      headingTerms = terms(block.text)
       continue
     }
-    const sentence = raw.replace(bullet, "").trim()
-    const own = terms(sentence)
-    // Fragments carry no answer of their own ("Refund policy", "Contact:").
-    if (own.length < 3 && sentence.split(/\s+/u).length < 4) {
-      headingTerms = own
-      continue
+    for (const sentence of sentencesOfBlock(block)) {
+      const own = terms(sentence)
+      // Fragments carry no answer of their own ("Refund policy", "Contact:").
+      if (own.length < 3 && sentence.split(/\s+/u).length < 4) {
+        headingTerms = own
+        continue
+      }
+      result.push({ sentence, terms: new Set([...own, ...headingTerms]) })
     }
-    result.push({ sentence, terms: new Set([...own, ...headingTerms]) })
   }
   return result
 }
@@ -79,7 +81,9 @@ export const answerFrom = (question: string, excerpts: ReadonlyArray<Excerpt>): 
   }
   const ranked = candidates.filter((c) => c.coverage > minimumCoverage).sort((a, b) => b.score - a.score)
   if (ranked.length === 0) return undefined
-  const chosen = ranked.filter((c) => c.score >= ranked[0].score * 0.85).slice(0, maxSentences).sort((a, b) => a.position - b.position)
+  const chosen = ranked.filter((c) => c.score >= ranked[0].score * 0.85).slice(0, maxSentences).sort((a, b) =>
+    a.position - b.position
+  )
   const byFile = new Map<string, Array<string>>()
   for (const c of chosen) byFile.set(c.filename, [...(byFile.get(c.filename) ?? []), c.sentence])
   const text = [...byFile].map(([filename, quoted]) => `According to ${filename}: ${quoted.join(" ")}`).join("\n")

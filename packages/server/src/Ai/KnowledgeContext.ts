@@ -28,7 +28,9 @@ export const render = (excerpts: ReadonlyArray<Excerpt>): string => {
   const guidance = excerpts.length === 0
     ? "No knowledge excerpts matched this message. If it asks for facts, say plainly that you do not know."
     : "Answer from these knowledge excerpts when they are relevant and cite the file name you used, as (source: <file name>). If they do not contain the answer, say plainly that you do not know; never make facts up."
-  const body = excerpts.map((excerpt) => `${sourcePrefix}${cleanName(excerpt.filename)}]\n${clean(excerpt.content).trim()}`)
+  const body = excerpts.map((excerpt) =>
+    `${sourcePrefix}${cleanName(excerpt.filename)}]\n${clean(excerpt.content).trim()}`
+  )
   return [guidance, open, ...body, close].join("\n")
 }
 
@@ -44,7 +46,9 @@ export const parse = (text: string): Array<Excerpt> => {
     let current: { filename: string; lines: Array<string> } | undefined
     for (const line of block.split("\n")) {
       if (line.startsWith(sourcePrefix) && line.endsWith("]")) {
-        if (current !== undefined) excerpts.push({ filename: current.filename, content: current.lines.join("\n").trim() })
+        if (current !== undefined) {
+          excerpts.push({ filename: current.filename, content: current.lines.join("\n").trim() })
+        }
         current = { filename: line.slice(sourcePrefix.length, -1), lines: [] }
       } else if (current !== undefined) {
         current.lines.push(line)

@@ -6,8 +6,9 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { ServerConfig } from "../Platform/Config.ts"
 
-export const embeddedLanguageModelName = "embedded-extractive-v1 (deterministic local model: retrieval, extractive answers, slot-filling)"
-export const embeddedEmbeddingModelName = "embedded-hashing-v1 (feature-hashed word n-grams, 512 dimensions)"
+export const embeddedLanguageModelName =
+  "embedded-extractive-v2 (deterministic local model: retrieval, extractive answers, slot-filling)"
+export const embeddedEmbeddingModelName = "embedded-hashing-v2 (feature-hashed word n-grams, 512 dimensions)"
 
 export class ModelNames extends Context.Service<ModelNames, {
   readonly languageModel: string

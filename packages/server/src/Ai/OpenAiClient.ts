@@ -66,8 +66,13 @@ const fromHttpClientError = (method: string) => (error: HttpClientError.HttpClie
 
 /** A non-2xx response as the reason its status means, with the provider's message. */
 const fromStatus = (method: string, response: HttpClientResponse.HttpClientResponse) =>
-  Effect.flatMap(Effect.orElseSucceed(response.text, () => ""), (body) =>
-    Effect.fail(fail(method, AiError.reasonFromHttpStatus({ status: response.status, description: describeBody(body) }))))
+  Effect.flatMap(
+    Effect.orElseSucceed(response.text, () => ""),
+    (body) =>
+      Effect.fail(
+        fail(method, AiError.reasonFromHttpStatus({ status: response.status, description: describeBody(body) }))
+      )
+  )
 
 export class OpenAiClient extends Context.Service<OpenAiClient, {
   readonly config: OpenAiConfig
@@ -110,9 +115,16 @@ export const make = Effect.fnUntraced(function*(config: OpenAiConfig) {
       Effect.timeoutOrElse({
         duration: timeout,
         orElse: () =>
-          Effect.fail(fail(method, new AiError.InternalProviderError({ description: `no response within ${Duration.format(timeout)}` })))
+          Effect.fail(
+            fail(
+              method,
+              new AiError.InternalProviderError({ description: `no response within ${Duration.format(timeout)}` })
+            )
+          )
       }),
-      Effect.flatMap((response) => (response.status >= 200 && response.status < 300 ? Effect.succeed(response) : fromStatus(method, response))),
+      Effect.flatMap((
+        response
+      ) => (response.status >= 200 && response.status < 300 ? Effect.succeed(response) : fromStatus(method, response))),
       Effect.retry({
         while: (error: AiError.AiError) => error.isRetryable,
         schedule: Schedule.exponential("200 millis"),
@@ -129,9 +141,12 @@ export const make = Effect.fnUntraced(function*(config: OpenAiConfig) {
           : CircuitBreaker.failure()
     }).pipe(
       Effect.catchTag("CircuitBreakerError", (error) =>
-        Effect.fail(fail(method, new AiError.InternalProviderError({
-          description: `the model provider at ${host} failed repeatedly; calls are paused (${error.message})`
-        }))))
+        Effect.fail(fail(
+          method,
+          new AiError.InternalProviderError({
+            description: `the model provider at ${host} failed repeatedly; calls are paused (${error.message})`
+          })
+        )))
     )
   }
 
@@ -150,7 +165,14 @@ export const make = Effect.fnUntraced(function*(config: OpenAiConfig) {
         Stream.mapError((error) =>
           AiError.isAiError(error)
             ? error
-            : fail(method, new AiError.InvalidResponseError({ description: `malformed event stream: ${error._tag === "SseError" ? error.message : "unexpected retry directive"}` }))
+            : fail(
+              method,
+              new AiError.InvalidResponseError({
+                description: `malformed event stream: ${
+                  error._tag === "SseError" ? error.message : "unexpected retry directive"
+                }`
+              })
+            )
         )
       ))
 

@@ -20,13 +20,21 @@ const EmbeddingsResponse = Schema.Struct({
 })
 
 const invalid = (description: string) =>
-  AiError.make({ module: "OpenAiCompatible", method: "embedMany", reason: new AiError.InvalidResponseError({ description }) })
+  AiError.make({
+    module: "OpenAiCompatible",
+    method: "embedMany",
+    reason: new AiError.InvalidResponseError({ description })
+  })
 
 /** The embedding model of an OpenAI-compatible provider. */
 export const make = Effect.gen(function*() {
   const client = yield* OpenAiClient
   const embedBatch = Effect.fnUntraced(function*(inputs: ReadonlyArray<string>) {
-    const json = yield* client.postJson("/embeddings", { model: client.config.embeddingModel, input: inputs }, "embedMany")
+    const json = yield* client.postJson(
+      "/embeddings",
+      { model: client.config.embeddingModel, input: inputs },
+      "embedMany"
+    )
     const response = yield* Schema.decodeUnknownEffect(EmbeddingsResponse)(json).pipe(
       Effect.mapError((error) => invalid(`unexpected embeddings response: ${error.message}`))
     )

@@ -38,15 +38,26 @@ export const toMessages = (prompt: Prompt.Prompt): Array<ChatMessage> =>
       case "system":
         return [{ role: "system", content: message.content }]
       case "user":
-        return [{ role: "user", content: message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n") }]
+        return [{
+          role: "user",
+          content: message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+        }]
       case "assistant": {
         const text = message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
         const calls = message.content.flatMap((part) =>
           part.type === "tool-call" && !part.providerExecuted
-            ? [{ id: part.id, type: "function" as const, function: { name: part.name, arguments: JSON.stringify(part.params ?? {}) } }]
+            ? [{
+              id: part.id,
+              type: "function" as const,
+              function: { name: part.name, arguments: JSON.stringify(part.params ?? {}) }
+            }]
             : []
         )
-        return [{ role: "assistant", content: text.length > 0 ? text : null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }]
+        return [{
+          role: "assistant",
+          content: text.length > 0 ? text : null,
+          ...(calls.length > 0 ? { tool_calls: calls } : {})
+        }]
       }
       case "tool":
         return message.content.flatMap((part) =>
@@ -243,7 +254,11 @@ const makeTranslation = (method: string) => {
       const params = yield* parseArguments(method, call.name, call.args)
       parts.push({ type: "tool-call", id: call.id, name: call.name, params, providerExecuted: false })
     }
-    parts.push({ type: "finish", reason: calls.size > 0 && reason === "stop" ? "tool-calls" : reason, usage: usageOf(usage) })
+    parts.push({
+      type: "finish",
+      reason: calls.size > 0 && reason === "stop" ? "tool-calls" : reason,
+      usage: usageOf(usage)
+    })
     return parts
   })
 
@@ -272,7 +287,11 @@ export const make = Effect.gen(function*() {
       const completion = yield* Schema.decodeUnknownEffect(Completion)(json).pipe(
         Effect.mapError((error) => invalid("generateText", `unexpected completion: ${error.message}`))
       )
-      const parts: Array<Response.PartEncoded> = [{ type: "response-metadata", id: completion.id ?? undefined, modelId: completion.model ?? undefined }]
+      const parts: Array<Response.PartEncoded> = [{
+        type: "response-metadata",
+        id: completion.id ?? undefined,
+        modelId: completion.model ?? undefined
+      }]
       const choice = completion.choices[0]
       if (choice?.message.content) parts.push({ type: "text", text: choice.message.content })
       for (const call of choice?.message.tool_calls ?? []) {
@@ -281,7 +300,11 @@ export const make = Effect.gen(function*() {
       }
       const calls = choice?.message.tool_calls?.length ?? 0
       const reason = finishReason(choice?.finish_reason)
-      parts.push({ type: "finish", reason: calls > 0 && reason === "stop" ? "tool-calls" : reason, usage: usageOf(completion.usage) })
+      parts.push({
+        type: "finish",
+        reason: calls > 0 && reason === "stop" ? "tool-calls" : reason,
+        usage: usageOf(completion.usage)
+      })
       return parts
     })
   })
@@ -290,4 +313,3 @@ export const make = Effect.gen(function*() {
 /** The provider's LanguageModel for a configuration. */
 export const layer = (config: OpenAiConfig): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel.LanguageModel, make).pipe(Layer.provide(OpenAiClient.layer(config)))
-

@@ -99,7 +99,9 @@ export const coerce = (type: string, raw: string): unknown => {
     case "array": {
       try {
         const value: unknown = JSON.parse(text)
-        return type === "array" ? (Array.isArray(value) ? value : undefined) : (typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined)
+        return type === "array"
+          ? (Array.isArray(value) ? value : undefined)
+          : (typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined)
       } catch {
         return undefined
       }
@@ -113,9 +115,14 @@ const emailPattern = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/u
 
 /** A numeric parameter named after something the message numbers: `order 1234` for `order_id`. */
 const numberNear = (message: string, spec: ParameterSpec): string | undefined => {
-  const nouns = identifierWords(spec.name).filter((word) => !["id", "number", "num", "no", "count"].includes(word) && !stopwords.has(word))
+  const nouns = identifierWords(spec.name).filter((word) =>
+    !["id", "number", "num", "no", "count"].includes(word) && !stopwords.has(word)
+  )
   for (const noun of nouns) {
-    const match = new RegExp(String.raw`\b${escape(noun)}s?\s*(?:#|no\.?|number|id)?\s*[:#]?\s*(-?\d+(?:[.,]\d+)?)`, "iu").exec(message)
+    const match = new RegExp(
+      String.raw`\b${escape(noun)}s?\s*(?:#|no\.?|number|id)?\s*[:#]?\s*(-?\d+(?:[.,]\d+)?)`,
+      "iu"
+    ).exec(message)
     if (match !== null) return match[1]
   }
   return undefined
@@ -177,14 +184,21 @@ export const extractParameters = (
 }
 
 /** The required parameters a set of values still lacks, in declaration order. */
-export const missingRequired = (specs: ReadonlyArray<ParameterSpec>, values: Record<string, unknown>): Array<ParameterSpec> =>
-  specs.filter((spec) => spec.required && (values[spec.name] === undefined || values[spec.name] === null || values[spec.name] === ""))
+export const missingRequired = (
+  specs: ReadonlyArray<ParameterSpec>,
+  values: Record<string, unknown>
+): Array<ParameterSpec> =>
+  specs.filter((spec) =>
+    spec.required && (values[spec.name] === undefined || values[spec.name] === null || values[spec.name] === "")
+  )
 
 /** Whether a reply confirms ("yes", "go ahead") or declines ("no", "cancel"); `undefined` if neither. */
 export const confirmationOf = (reply: string): "yes" | "no" | undefined => {
   const text = reply.trim().toLowerCase()
   if (/^(?:no|nope|n|cancel|stop|abort|don't|do not|never ?mind|not now)\b/u.test(text)) return "no"
-  if (/^(?:yes|y|yeah|yep|sure|ok|okay|confirm(?:ed)?|go ahead|do it|proceed|please do|si|sí)\b/u.test(text)) return "yes"
+  if (/^(?:yes|y|yeah|yep|sure|ok|okay|confirm(?:ed)?|go ahead|do it|proceed|please do|si|sí)\b/u.test(text)) {
+    return "yes"
+  }
   return undefined
 }
 

@@ -6,7 +6,7 @@
  * English text, and the same count every time.
  */
 import { Effect } from "effect"
-import * as Prompt from "effect/ai/Prompt"
+import type * as Prompt from "effect/ai/Prompt"
 import * as Tokenizer from "effect/ai/Tokenizer"
 
 const piecePattern = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu

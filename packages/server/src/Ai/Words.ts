@@ -1,22 +1,157 @@
 /**
  * Words as the embedded models see them: Unicode-normalized, lower-cased,
- * accent-free terms with a light English suffix stemmer, and the stopwords
- * that carry no topic. The hashing embedder, the extractive answerer, the
- * router and the parameter extractor all read text through this module so
- * they agree on what "the same word" means.
+ * accent-free terms reduced to their Porter stems (the `stemmer` package),
+ * and the stopwords that carry no topic. The hashing embedder, the extractive
+ * answerer, the router and the parameter extractor all read text through this
+ * module so they agree on what "the same word" means.
  */
+import { stemmer } from "stemmer"
 
 const stopwordList = [
-  "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-  "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
-  "does", "doing", "down", "during", "each", "either", "else", "ever", "for", "from", "further", "had", "has",
-  "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
-  "itself", "just", "let", "may", "me", "might", "mine", "more", "most", "must", "my", "no", "nor", "not", "now",
-  "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "same",
-  "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then",
-  "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was",
-  "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would",
-  "yes", "you", "your", "yours", "tell", "know", "s", "t", "don", "doesn", "isn", "aren", "d", "ll", "m", "re", "ve"
+  "a",
+  "about",
+  "above",
+  "after",
+  "again",
+  "all",
+  "also",
+  "am",
+  "an",
+  "and",
+  "any",
+  "are",
+  "as",
+  "at",
+  "be",
+  "because",
+  "been",
+  "before",
+  "being",
+  "below",
+  "between",
+  "both",
+  "but",
+  "by",
+  "can",
+  "could",
+  "did",
+  "do",
+  "does",
+  "doing",
+  "down",
+  "during",
+  "each",
+  "either",
+  "else",
+  "ever",
+  "for",
+  "from",
+  "further",
+  "had",
+  "has",
+  "have",
+  "having",
+  "he",
+  "her",
+  "here",
+  "hers",
+  "him",
+  "his",
+  "how",
+  "i",
+  "if",
+  "in",
+  "into",
+  "is",
+  "it",
+  "its",
+  "itself",
+  "just",
+  "let",
+  "may",
+  "me",
+  "might",
+  "mine",
+  "more",
+  "most",
+  "must",
+  "my",
+  "no",
+  "nor",
+  "not",
+  "now",
+  "of",
+  "off",
+  "on",
+  "once",
+  "only",
+  "or",
+  "other",
+  "our",
+  "ours",
+  "out",
+  "over",
+  "own",
+  "please",
+  "same",
+  "shall",
+  "she",
+  "should",
+  "so",
+  "some",
+  "such",
+  "than",
+  "that",
+  "the",
+  "their",
+  "theirs",
+  "them",
+  "then",
+  "there",
+  "these",
+  "they",
+  "this",
+  "those",
+  "through",
+  "to",
+  "too",
+  "under",
+  "until",
+  "up",
+  "us",
+  "very",
+  "was",
+  "we",
+  "were",
+  "what",
+  "when",
+  "where",
+  "which",
+  "while",
+  "who",
+  "whom",
+  "whose",
+  "why",
+  "will",
+  "with",
+  "would",
+  "yes",
+  "you",
+  "your",
+  "yours",
+  "tell",
+  "know",
+  "s",
+  "t",
+  "don",
+  "doesn",
+  "isn",
+  "aren",
+  "d",
+  "ll",
+  "m",
+  "re",
+  "ve"
 ]
 
 /** Words that never name a topic. */
@@ -28,47 +163,77 @@ export const stopwords: ReadonlySet<string> = new Set(stopwordList)
  * about what the question asks.
  */
 const weakList = [
-  "get", "got", "make", "made", "take", "took", "need", "want", "use", "used", "work", "working", "long", "much",
-  "many", "often", "soon", "time", "way", "thing", "things", "give", "go", "going", "come", "say", "said", "see",
-  "look", "like", "new", "old", "good", "best", "find", "help", "ask", "told", "tell", "show", "happen", "happens",
-  "usually", "exactly", "really", "able", "allowed", "possible", "someone", "something", "anything", "people", "one"
+  "get",
+  "got",
+  "make",
+  "made",
+  "take",
+  "took",
+  "need",
+  "want",
+  "use",
+  "used",
+  "work",
+  "working",
+  "long",
+  "much",
+  "many",
+  "often",
+  "soon",
+  "time",
+  "way",
+  "thing",
+  "things",
+  "give",
+  "go",
+  "going",
+  "come",
+  "say",
+  "said",
+  "see",
+  "look",
+  "like",
+  "new",
+  "old",
+  "good",
+  "best",
+  "find",
+  "help",
+  "ask",
+  "told",
+  "tell",
+  "show",
+  "happen",
+  "happens",
+  "usually",
+  "exactly",
+  "really",
+  "able",
+  "allowed",
+  "possible",
+  "someone",
+  "something",
+  "anything",
+  "people",
+  "one"
 ]
 
 /** Lower-case, strip accents (NFKD without combining marks), keep letters and digits. */
-export const normalize = (text: string): string =>
-  text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase()
+export const normalize = (text: string): string => text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase()
 
 /** The raw word tokens of a text, in order (letters and digits; apostrophes split). */
 export const words = (text: string): Array<string> => normalize(text).match(/[\p{L}\p{N}]+/gu) ?? []
 
 /**
- * A light, deterministic English stemmer: plural, past, gerund, -ly and
- * -ment endings (refunds → refund, processed → process, shipping → ship,
- * reimbursement → reimburs). Precision
- * matters less than both sides of a comparison getting the same stem.
+ * A word's stem by Martin Porter's algorithm (refunds, refunded → refund;
+ * arrives, arrival → arriv; policy, policies → polici). Precision matters
+ * less than both sides of a comparison getting the same stem; numbers and
+ * words of three letters or fewer are kept as they are.
  */
-export function stem(word: string): string {
-  let w = word
-  if (w.length <= 3 || /^\d+$/.test(w)) return w
-  if (w.endsWith("ies") && w.length > 4) w = w.slice(0, -3) + "y"
-  else if (w.endsWith("sses")) w = w.slice(0, -2)
-  else if (/(xes|ches|shes|zes)$/.test(w)) w = w.slice(0, -2)
-  else if (w.endsWith("s") && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1)
-  if (w.endsWith("ing") && w.length > 5) w = undouble(w.slice(0, -3))
-  else if (w.endsWith("ed") && w.length > 4) w = undouble(w.slice(0, -2))
-  if (w.endsWith("ly") && w.length > 5) w = w.slice(0, -2)
-  else if (w.endsWith("ment") && w.length > 7) w = w.slice(0, -4)
-  if (w.endsWith("e") && w.length > 4) w = w.slice(0, -1)
-  return w
-}
-
-function undouble(w: string): string {
-  return /([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w) ? w.slice(0, -1) : w
-}
+export const stem = (word: string): string => (word.length <= 3 || /^\d+$/u.test(word) ? word : stemmer(word))
 
 /** The stems of a text's topic words (stopwords removed), in order. */
-export const terms = (text: string): Array<string> =>
-  words(text).filter((word) => !stopwords.has(word)).map(stem)
+export const terms = (text: string): Array<string> => words(text).filter((word) => !stopwords.has(word)).map(stem)
 
 const weakWords: ReadonlySet<string> = new Set(weakList.map((word) => stem(word)))
 
@@ -92,10 +257,3 @@ export const topicCoverage = (question: ReadonlyArray<string>, text: ReadonlySet
 /** Splits an identifier or phrase (`create_ticket`, `orderId`, `Billing Bot`) into its words. */
 export const identifierWords = (identifier: string): Array<string> =>
   words(identifier.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/[_-]+/g, " "))
-
-/** Sentences of a text: split after `.`, `!`, `?` or a line break, trimmed, non-empty. */
-export const sentences = (text: string): Array<string> =>
-  text
-    .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"'(\[])|\n+/u)
-    .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence.length > 0)

@@ -5,6 +5,7 @@
  * stores SHA-256(previous hash + canonical JSON of the row); a changed,
  * removed or inserted row breaks every hash after it.
  */
+import type { Audit } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -25,16 +26,13 @@ export interface AuditEntry {
   readonly ip?: string | null | undefined
 }
 
-export interface ChainVerification {
-  readonly entries_checked: number
-  readonly entries_invalid: number
-  readonly first_invalid_id: string | null
-}
+/** How many rows one verification query reads: memory stays flat however long the chain. */
+export const verifyBatchSize = 2000
 
 /** The hash of the chain before its first row. */
 export const genesisHash = "0".repeat(64)
 
-interface StoredRow {
+export interface StoredRow {
   readonly id: string
   readonly tenant_id: string
   readonly seq: string | number | bigint
@@ -48,8 +46,8 @@ interface StoredRow {
   readonly hash: string
 }
 
-/** The hashed content of a row: every column but the hash itself. */
-const rowHash = (prevHash: string, row: Omit<StoredRow, "hash" | "prev_hash">) =>
+/** The hash of a row: SHA-256 of the previous hash and the canonical JSON of every column but the hashes. */
+export const entryHash = (prevHash: string, row: Omit<StoredRow, "hash" | "prev_hash">) =>
   createHash("sha256")
     .update(prevHash)
     .update(canonicalJson({
@@ -78,8 +76,16 @@ export class AuditLog extends Context.Service<AuditLog, {
    * one chain are serialized by a transaction-scoped lock: the chain never forks.
    */
   readonly append: (chain: Chain, entry: AuditEntry) => Effect.Effect<void, SqlError>
-  /** Re-hashes the tenant's chain from its first row. */
-  readonly verify: (chain: Chain, tenantId: string) => Effect.Effect<ChainVerification, SqlError>
+  /**
+   * Re-hashes the tenant's chain from its first row, in batches of
+   * `verifyBatchSize` (constant memory). A row is invalid when its hash does
+   * not match its content, its `prev_hash` is not the hash of the row before
+   * it, or its `seq` is not the next: an altered payload, a deleted row (the
+   * row after it is named) and a reordered row are all found. The one
+   * verifier of GET /api/audit/verify, GET /api/compliance/integrity and
+   * `agent-platform audit verify`.
+   */
+  readonly verify: (chain: Chain, tenantId: string) => Effect.Effect<Audit.ChainIntegrity, SqlError>
 }>()("@agent-platform/server/Audit/AuditLog") {
   static readonly layer = Layer.effect(
     AuditLog,
@@ -103,7 +109,7 @@ export class AuditLog extends Context.Service<AuditLog, {
             created_at: new Date()
           }
           const prevHash = last.length === 0 ? genesisHash : last[0].hash
-          const hash = rowHash(prevHash, row)
+          const hash = entryHash(prevHash, row)
           yield* sql`
             INSERT INTO ${sql(chain)} (id, tenant_id, seq, event, actor, target, data, ip, created_at, prev_hash, hash)
             VALUES (${row.id}, ${row.tenant_id}, ${row.seq}, ${row.event}, ${row.actor}, ${row.target},
@@ -117,16 +123,15 @@ export class AuditLog extends Context.Service<AuditLog, {
           let firstInvalid: string | null = null
           let prevHash = genesisHash
           let afterSeq = 0
-          // Pages keep memory flat on long chains.
+          let head: string | null = null
           while (true) {
             const rows = yield* sql<StoredRow>`
               SELECT id, tenant_id, seq, event, actor, target, data, ip, created_at, prev_hash, hash
               FROM ${sql(chain)} WHERE tenant_id = ${tenantId} AND seq > ${afterSeq}
-              ORDER BY seq LIMIT 1000`
-            if (rows.length === 0) break
+              ORDER BY seq LIMIT ${verifyBatchSize}`
             for (const row of rows) {
               checked++
-              const expected = rowHash(prevHash, row)
+              const expected = entryHash(prevHash, row)
               if (row.prev_hash !== prevHash || row.hash !== expected || Number(row.seq) !== afterSeq + 1) {
                 invalid++
                 firstInvalid ??= row.id
@@ -134,9 +139,18 @@ export class AuditLog extends Context.Service<AuditLog, {
               // Continue from the stored hash so one tampered row is reported once, not for the whole tail.
               prevHash = row.hash
               afterSeq = Number(row.seq)
+              head = row.hash
             }
+            if (rows.length < verifyBatchSize) break
           }
-          return { entries_checked: checked, entries_invalid: invalid, first_invalid_id: firstInvalid }
+          return {
+            valid: invalid === 0,
+            entries_checked: checked,
+            entries_invalid: invalid,
+            first_invalid_id: firstInvalid,
+            head_hash: head,
+            verified_at: new Date().toISOString()
+          } satisfies Audit.ChainIntegrity
         })
 
       return AuditLog.of({ append, verify })

@@ -1,6 +1,6 @@
+import { Api } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { Api } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { UsersRepo } from "../Users/UsersRepo.ts"
@@ -27,14 +27,21 @@ export const AuthHttp = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("changePassword", ({ payload }) =>
         Effect.gen(function*() {
           yield* signIn.changePassword(payload, yield* clientInfo)
-          return { success: true, message: "Password changed. Sign in with the new password; other sessions were ended." }
+          return {
+            success: true,
+            message: "Password changed. Sign in with the new password; other sessions were ended."
+          }
         }).pipe(orDieOnSql))
       .handle("logout", () =>
         Effect.gen(function*() {
           const user = yield* currentUser
           yield* sessions.revoke(user.sessionId)
           yield* clearSessionCookie
-          yield* audit.append("audit_logs", { tenantId: user.tenantId, event: "auth.logout", actor: `user:${user.userId}` })
+          yield* audit.append("audit_logs", {
+            tenantId: user.tenantId,
+            event: "auth.logout",
+            actor: `user:${user.userId}`
+          })
           return { success: true, message: "Signed out." }
         }).pipe(orDieOnSql))
       .handle("me", () =>

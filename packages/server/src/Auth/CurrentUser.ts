@@ -1,8 +1,8 @@
 /** Who is calling a session endpoint, and from where. */
+import { CurrentPrincipal, type KeyPrincipal, type UserPrincipal } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as NetAddress from "effect/net/NetAddress"
-import { CurrentPrincipal, type KeyPrincipal, type UserPrincipal } from "@agent-platform/domain"
 import { clientIp } from "../Platform/ClientIp.ts"
 import type { ClientInfo } from "./SignIn.ts"
 

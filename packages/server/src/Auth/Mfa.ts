@@ -4,11 +4,11 @@
  * encrypted; an accepted code's time step is recorded so the same code (or an
  * older one) is never accepted again.
  */
+import { Errors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { generateSecret, generateURI, verify } from "otplib"
 import * as QRCode from "qrcode"
-import { Errors, type UserPrincipal } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Encryption } from "../Platform/Encryption.ts"
 import { UsersRepo } from "../Users/UsersRepo.ts"
@@ -17,7 +17,9 @@ const issuer = "Agent Platform"
 
 export class Mfa extends Context.Service<Mfa, {
   /** Starts (or restarts) setup: a new pending secret, not active until verified. */
-  readonly setup: (user: UserPrincipal) => Effect.Effect<{ secret: string; otpauth_url: string; qr_code: string }, SqlError>
+  readonly setup: (
+    user: UserPrincipal
+  ) => Effect.Effect<{ secret: string; otpauth_url: string; qr_code: string }, SqlError>
   /** Confirms setup with a code from the authenticator; enables MFA. */
   readonly confirm: (user: UserPrincipal, code: string) => Effect.Effect<void, Errors.InvalidRequest | SqlError>
   /** Checks a sign-in code against an encrypted secret and claims its time step; false when invalid or replayed. */
@@ -61,7 +63,9 @@ export class Mfa extends Context.Service<Mfa, {
             const row = yield* users.findById(user.tenantId, user.userId)
             const pending = row?.mfa_pending_secret ?? null
             if (row === undefined || pending === null) {
-              return yield* new Errors.InvalidRequest({ error: "No MFA setup in progress: call POST /api/auth/mfa/setup first." })
+              return yield* new Errors.InvalidRequest({
+                error: "No MFA setup in progress: call POST /api/auth/mfa/setup first."
+              })
             }
             const accepted = yield* check(user.userId, pending, code)
             if (!accepted) {

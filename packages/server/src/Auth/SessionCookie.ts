@@ -25,24 +25,43 @@ const isHttps = Effect.gen(function*() {
 
 /** Sets the cookie on the response of the current request. */
 export const setSessionCookie = (token: string, maxAgeSeconds: number) =>
-  Effect.flatMap(isHttps, (secure) =>
-    HttpEffect.appendPreResponseHandler((_request, response) =>
-      Effect.orDie(HttpServerResponse.setCookie(response, cookieName, token, {
-        httpOnly: true,
-        sameSite: "lax",
-        path: "/",
-        secure,
-        maxAge: `${maxAgeSeconds} seconds`
-      }))
-    ))
+  Effect.flatMap(
+    isHttps,
+    (secure) =>
+      HttpEffect.appendPreResponseHandler((_request, response) =>
+        Effect.orDie(HttpServerResponse.setCookie(response, cookieName, token, {
+          httpOnly: true,
+          sameSite: "lax",
+          path: "/",
+          secure,
+          maxAge: `${maxAgeSeconds} seconds`
+        }))
+      )
+  )
 
 /** Expires both cookie names on the response of the current request. */
-export const clearSessionCookie = Effect.flatMap(isHttps, (secure) =>
-  HttpEffect.appendPreResponseHandler((_request, response) =>
-    Effect.orDie(
-      Effect.flatMap(
-        HttpServerResponse.setCookie(response, cookieName, "", { httpOnly: true, sameSite: "lax", path: "/", secure, maxAge: "0 seconds" }),
-        (next) => HttpServerResponse.setCookie(next, alternateCookieName, "", { httpOnly: true, sameSite: "lax", path: "/", secure, maxAge: "0 seconds" })
+export const clearSessionCookie = Effect.flatMap(
+  isHttps,
+  (secure) =>
+    HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.orDie(
+        Effect.flatMap(
+          HttpServerResponse.setCookie(response, cookieName, "", {
+            httpOnly: true,
+            sameSite: "lax",
+            path: "/",
+            secure,
+            maxAge: "0 seconds"
+          }),
+          (next) =>
+            HttpServerResponse.setCookie(next, alternateCookieName, "", {
+              httpOnly: true,
+              sameSite: "lax",
+              path: "/",
+              secure,
+              maxAge: "0 seconds"
+            })
+        )
       )
     )
-  ))
+)

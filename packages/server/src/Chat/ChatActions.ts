@@ -2,14 +2,14 @@
  * The actions an agent can run from a chat, as the chat engine needs them:
  * which ones an agent has, and running one. The engine decides when (a
  * request recognized, its parameters collected, the user's confirmation for
- * an action that `requires_confirmation`); this service does the running, so
+ * an action in `confirm` mode); this service does the running, so
  * chat executions share direct execution's path (issue #4: limits, the
  * `action_executions` record, webhooks, audit) — back it with the
  * ActionRunner; tests back it with a local HTTP server.
  */
+import type { Actions, Errors, Principal } from "@agent-platform/domain"
 import { Context, type Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import type { Actions, Errors, Principal } from "@agent-platform/domain"
 
 /** An active catalog action assigned to the agent. */
 export interface ChatAction {
@@ -17,6 +17,7 @@ export interface ChatAction {
   readonly name: string
   readonly description: string
   readonly parameters: ReadonlyArray<Actions.ActionParameter>
+  /** Its human-in-the-loop mode is `confirm`: the chat asks for a "yes" first. */
   readonly requiresConfirmation: boolean
 }
 
@@ -29,10 +30,15 @@ export interface ChatActionExecution {
   readonly chatId: string
   readonly actionId: string
   readonly params: Record<string, unknown>
-  /** `human_confirmed` when the user confirmed in chat an action that requires it; else `autonomous`. */
-  readonly supervision: "autonomous" | "human_confirmed"
-  /** The user's confirmation, verbatim, and the human-in-the-loop configuration it answered. */
-  readonly confirmation?: { readonly text: string; readonly snapshot: unknown } | undefined
+  /** A classic chat, or a room's chat (an agent answering a mention); default `chat`. */
+  readonly channel?: "chat" | "room" | undefined
+  /**
+   * The caller's confirmation in chat: their message verbatim and the request
+   * it answered. The provenance of the execution — the agent triggered it on
+   * the caller's message, who confirmed it, the supervision class — is
+   * recorded from these by the ActionRunner.
+   */
+  readonly confirmation?: { readonly text: string; readonly asked: string } | undefined
 }
 
 export class ChatActions extends Context.Service<ChatActions, {

@@ -3,10 +3,10 @@
  * same records, webhooks and audit entries, and — the spec's "the limit
  * follows the whole chain" — the same per-key execute limit of 60 a minute.
  */
+import { Actions } from "@agent-platform/domain"
 import { Effect, Layer, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { Actions } from "@agent-platform/domain"
-import { ActionRunner, type Caller } from "../Actions/ActionRunner.ts"
+import { ActionRunner, type Author, type Caller } from "../Actions/ActionRunner.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { RateLimits } from "../Platform/RateLimits.ts"
 import { type ChatAction, ChatActions } from "./ChatActions.ts"
@@ -22,8 +22,8 @@ export const ChatActionsLive = Layer.effect(
     return ChatActions.of({
       listForAgent: ({ tenantId, agentId }) =>
         !isUuid(agentId) ? Effect.succeed([]) : Effect.map(
-          sql<{ id: string; name: string; description: string; parameters: unknown; requires_confirmation: boolean }>`
-            SELECT a.id, a.name, a.description, a.parameters, a.requires_confirmation
+          sql<{ id: string; name: string; description: string; parameters: unknown; hitl_mode: string }>`
+            SELECT a.id, a.name, a.description, a.parameters, a.hitl_mode
             FROM agent_actions aa JOIN actions a ON a.id = aa.action_id JOIN agents g ON g.id = aa.agent_id
             WHERE g.tenant_id = ${tenantId} AND a.tenant_id = ${tenantId} AND g.id = ${agentId} AND a.is_active
             ORDER BY a.name`,
@@ -33,7 +33,7 @@ export const ChatActionsLive = Layer.effect(
               name: row.name,
               description: row.description,
               parameters: decodeParameters(row.parameters),
-              requiresConfirmation: row.requires_confirmation
+              requiresConfirmation: row.hitl_mode === "confirm"
             }))
         ),
       execute: (input) =>
@@ -41,6 +41,10 @@ export const ChatActionsLive = Layer.effect(
           const caller: Caller = input.caller._tag === "Key"
             ? { kind: "key", keyId: input.caller.keyId, spaceId: input.caller.spaceId }
             : { kind: "user", userId: input.caller.userId }
+          // The person (or, over an API key, the widget's visitor) whose message the agent acts on.
+          const author: Author = input.caller._tag === "Key"
+            ? { type: "key", keyId: input.caller.keyId }
+            : { type: "user", userId: input.caller.userId }
           if (input.caller._tag === "Key") {
             const limit = yield* limits.consume({
               keyId: input.caller.keyId,
@@ -53,7 +57,8 @@ export const ChatActionsLive = Layer.effect(
                 status_code: 429,
                 action_id: input.actionId,
                 action_name: "",
-                response: `Rate limit of ${limit.limit} action executions per minute exceeded; retry in ${limit.resetSeconds} s.`,
+                response:
+                  `Rate limit of ${limit.limit} action executions per minute exceeded; retry in ${limit.resetSeconds} s.`,
                 error: "rate limit exceeded"
               })
             }
@@ -63,9 +68,14 @@ export const ChatActionsLive = Layer.effect(
             caller,
             actionId: input.actionId,
             params: input.params,
-            supervision: input.supervision,
+            trigger: { type: "agent", agentId: input.agentId, channel: input.channel ?? "chat", onBehalfOf: author },
             chatId: input.chatId,
-            confirmation: input.confirmation
+            confirmation: input.confirmation === undefined ? undefined : {
+              by: author,
+              text: input.confirmation.text,
+              asked: input.confirmation.asked,
+              at: new Date()
+            }
           })
         })
     })

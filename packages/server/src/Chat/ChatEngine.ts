@@ -14,9 +14,10 @@
  * that reports none). What the turn does — knowledge, actions, slot filling —
  * is ChatTurn.ts.
  */
+import { type Chat, Errors, type Principal } from "@agent-platform/domain"
 import { Cause, Context, Effect, Layer, Queue, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Chat, Errors, type Principal } from "@agent-platform/domain"
+import { boundSpace } from "../Access/SpaceBinding.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow, type SeedMessage } from "./ChatRepo.ts"
 import { describeFailure, makeMeter, makeTurnRunner, type TurnContext } from "./ChatTurn.ts"
@@ -32,6 +33,15 @@ export interface SendInput {
   readonly message: string
   /** Seeds the context of a new chat (ignored when continuing one). */
   readonly history?: ReadonlyArray<typeof Chat.HistoryItem.Type> | undefined
+  /** Answer with this agent of the chat's space (a room's mentioned participant) instead of routing. */
+  readonly agentId?: string | undefined
+  /** The user's message is already stored with this `seq` (a room append): the turn answers it. */
+  readonly storedMessageSeq?: number | undefined
+  /**
+   * A classic chat, or a room's chat (an agent answering the caller's mention);
+   * provenance records which. Default `chat`.
+   */
+  readonly channel?: "chat" | "room" | undefined
 }
 
 export interface ChatTurn {
@@ -60,30 +70,42 @@ export class ChatEngine extends Context.Service<ChatEngine, {
 
       const notFound = (error: string) => new Errors.NotFound({ error })
 
-      const resolveSpace = Effect.fnUntraced(function*(tenantId: string, bound: string | null, ref: string | undefined) {
-        if (ref !== undefined) {
-          const space = yield* repo.findSpace(tenantId, ref)
-          // A space-bound key sees only its space: any other looks missing.
-          if (space === undefined || (bound !== null && space.id !== bound)) return yield* notFound(`space ${ref} not found`)
-          return space.id
+      const resolveSpace = Effect.fnUntraced(
+        function*(tenantId: string, bound: string | null, ref: string | undefined) {
+          if (ref !== undefined) {
+            const space = yield* repo.findSpace(tenantId, ref)
+            // A space-bound key sees only its space: any other looks missing.
+            if (space === undefined || (bound !== null && space.id !== bound)) {
+              return yield* notFound(`space ${ref} not found`)
+            }
+            return space.id
+          }
+          if (bound !== null) return bound
+          const first = yield* repo.firstSpace(tenantId)
+          if (first === undefined) return yield* notFound("the tenant has no space to chat in")
+          return first.id
         }
-        if (bound !== null) return bound
-        const first = yield* repo.firstSpace(tenantId)
-        if (first === undefined) return yield* notFound("the tenant has no space to chat in")
-        return first.id
-      })
+      )
 
       const send = Effect.fn("ChatEngine.send")(function*(input: SendInput) {
         const caller = input.caller
         const tenantId = caller.tenantId
-        const bound = caller._tag === "Key" ? caller.spaceId : null
+        const bound = boundSpace(caller)
         const chatId = input.chatId ?? null
 
         let chat: ChatRow | undefined
         let spaceId: string
         if (chatId !== null) {
           chat = isUuid(chatId) ? yield* repo.findChat(tenantId, chatId) : undefined
-          if (chat === undefined || (bound !== null && chat.space_id !== bound)) return yield* notFound(`chat ${chatId} not found`)
+          if (chat === undefined || (bound !== null && chat.space_id !== bound)) {
+            return yield* notFound(`chat ${chatId} not found`)
+          }
+          // A room's chat takes people's messages through the room (participants, open rooms only).
+          if (chat.room_mode === true && input.storedMessageSeq === undefined) {
+            return yield* notFound(
+              `chat ${chatId} is a work room's chat: append to it with POST /api/chats/${chatId}/messages/append`
+            )
+          }
           spaceId = chat.space_id
         } else {
           spaceId = yield* resolveSpace(tenantId, bound, input.space)
@@ -91,8 +113,14 @@ export class ChatEngine extends Context.Service<ChatEngine, {
         const agents = yield* repo.listAgents(tenantId, spaceId)
         if (agents.length === 0) return yield* notFound("the space has no agents")
 
-        const pending = chat === undefined ? undefined : yield* repo.pendingAction(tenantId, chat.id)
-        const agent = yield* chooseAgent(tenantId, agents, chat, pending, input.message)
+        const stored = chat === undefined ? undefined : yield* repo.pendingAction(tenantId, chat.id)
+        // A turn asked of one agent leaves another agent's action in preparation alone.
+        const pending = input.agentId === undefined || stored?.agent_id === input.agentId ? stored : undefined
+        const requested = input.agentId === undefined ? undefined : agents.find((agent) => agent.id === input.agentId)
+        if (input.agentId !== undefined && requested === undefined) {
+          return yield* notFound(`agent ${input.agentId} not found`)
+        }
+        const agent = requested ?? (yield* chooseAgent(tenantId, agents, chat, pending, input.message))
         if (chat === undefined) {
           chat = yield* repo.createChat({
             tenantId,
@@ -108,17 +136,32 @@ export class ChatEngine extends Context.Service<ChatEngine, {
         } else if (chat.agent_id !== agent.id) {
           yield* repo.setChatAgent(tenantId, chat.id, agent.id)
         }
-        const userMessage = yield* repo.appendMessage({
+        const userSeq = input.storedMessageSeq ?? (yield* repo.appendMessage({
           tenantId,
           chatId: chat.id,
           role: "user",
           content: input.message,
           agentId: null,
+          userId: caller._tag === "User" ? caller.userId : null,
           tokensInput: 0,
           tokensOutput: 0
-        })
-        const turn: TurnContext = { tenantId, caller, chat, agent, pending, message: input.message, userSeq: userMessage.seq }
-        return { chatId: chat.id, agentId: agent.id, agentName: agent.name, events: turnEvents(turn) } satisfies ChatTurn
+        })).seq
+        const turn: TurnContext = {
+          tenantId,
+          caller,
+          chat,
+          agent,
+          pending,
+          message: input.message,
+          userSeq,
+          channel: input.channel
+        }
+        return {
+          chatId: chat.id,
+          agentId: agent.id,
+          agentName: agent.name,
+          events: turnEvents(turn)
+        } satisfies ChatTurn
       })
 
       /**
@@ -143,7 +186,10 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           const route = yield* router.route({ tenantId, agents, message }).pipe(
             // Matching needs the embedding model; when it fails, the primary agent still answers.
             Effect.catchTag("AiError", (error) =>
-              Effect.as(Effect.logWarning("routing by match failed; using the primary agent", error), primaryRoute(agents)))
+              Effect.as(
+                Effect.logWarning("routing by match failed; using the primary agent", error),
+                primaryRoute(agents)
+              ))
           )
           return route.agent
         })

@@ -5,10 +5,11 @@
  * `{type: "error"}` event. A client that disconnects interrupts the turn; the
  * engine keeps what was said so far.
  */
-import { Effect, Schedule, Stream } from "effect"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api, type Chat } from "@agent-platform/domain"
+import { Effect, Schedule, Stream } from "effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { boundSpace } from "../Access/SpaceBinding.ts"
 import { currentKey } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { ChatEngine } from "./ChatEngine.ts"
@@ -57,14 +58,16 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", (handlers) =>
           })
         }).pipe(orDieOnSql))
       .handle("history", ({ params }) =>
-        Effect.flatMap(currentKey, (caller) => history.read({ caller, chatId: params.chatId })).pipe(orDieOnSql))
+        Effect.flatMap(currentKey, (caller) =>
+          history.read({ caller, chatId: params.chatId })).pipe(orDieOnSql))
   }))
 
 export const UsageHttp = HttpApiBuilder.group(Api, "usage", (handlers) =>
   Effect.gen(function*() {
     const usage = yield* UsageReport
     return handlers.handle("get", ({ query }) =>
-      Effect.flatMap(currentKey, (caller) => usage.report({ tenantId: caller.tenantId, period: query.period ?? "30d" })).pipe(
-        orDieOnSql
-      ))
+      Effect.flatMap(currentKey, (caller) =>
+        usage.report({ tenantId: caller.tenantId, spaceId: boundSpace(caller), period: query.period ?? "30d" })).pipe(
+          orDieOnSql
+        ))
   }))

@@ -34,7 +34,11 @@ export const systemMessage = (
   ].filter((part) => part.length > 0).join("\n\n")
 
 /** The prompt's messages: system, the conversation so far, then the user's message. */
-export const messages = (system: string, conversation: ReadonlyArray<Turn>, message: string): Array<Prompt.MessageEncoded> => [
+export const messages = (
+  system: string,
+  conversation: ReadonlyArray<Turn>,
+  message: string
+): Array<Prompt.MessageEncoded> => [
   { role: "system", content: system },
   ...conversation.map((turn): Prompt.MessageEncoded =>
     turn.role === "user"
@@ -47,13 +51,27 @@ export const messages = (system: string, conversation: ReadonlyArray<Turn>, mess
 /** The assistant's tool calls and the platform's results, appended after a round that called tools. */
 export const toolExchange = (
   text: string,
-  calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly params: unknown; readonly result: unknown; readonly isFailure: boolean }>
+  calls: ReadonlyArray<
+    {
+      readonly id: string
+      readonly name: string
+      readonly params: unknown
+      readonly result: unknown
+      readonly isFailure: boolean
+    }
+  >
 ): Array<Prompt.MessageEncoded> => [
   {
     role: "assistant",
     content: [
       ...(text.length > 0 ? [{ type: "text" as const, text }] : []),
-      ...calls.map((call) => ({ type: "tool-call" as const, id: call.id, name: call.name, params: call.params, providerExecuted: false }))
+      ...calls.map((call) => ({
+        type: "tool-call" as const,
+        id: call.id,
+        name: call.name,
+        params: call.params,
+        providerExecuted: false
+      }))
     ]
   },
   {
@@ -73,7 +91,8 @@ export const toolExchange = (
 const toolNames = (actions: ReadonlyArray<ChatAction>): Array<string> => {
   const used = new Set<string>()
   return actions.map((action) => {
-    const base = action.name.normalize("NFKD").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 56) || "action"
+    const base = action.name.normalize("NFKD").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 56) ||
+      "action"
     let name = base
     for (let i = 2; used.has(name); i++) name = `${base}_${i}`
     used.add(name)
@@ -104,7 +123,10 @@ export const actionTools = (actions: ReadonlyArray<ChatAction>): ActionTools => 
   const byName = new Map<string, ChatAction>()
   const byId = new Map<string, string>()
   actions.forEach((action, i) => {
-    tools[names[i]] = Tool.dynamic(names[i], { description: action.description || action.name, parameters: parametersSchema(action) })
+    tools[names[i]] = Tool.dynamic(names[i], {
+      description: action.description || action.name,
+      parameters: parametersSchema(action)
+    })
     byName.set(names[i], action)
     byId.set(action.id, names[i])
   })

@@ -33,6 +33,8 @@ export interface ChatRow {
   readonly space_id: string
   readonly agent_id: string | null
   readonly seed_history: ReadonlyArray<SeedMessage>
+  /** A work room's chat: people write to it through the room (`/api/chats/{id}/messages/append`). */
+  readonly room_mode?: boolean | undefined
 }
 
 export interface MessageRow {
@@ -81,11 +83,18 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     readonly role: "user" | "agent"
     readonly content: string
     readonly agentId: string | null
+    /** The signed-in author of a user message (rooms show it); omitted for API keys and agents. */
+    readonly userId?: string | null | undefined
     readonly tokensInput: number
     readonly tokensOutput: number
   }) => Effect.Effect<MessageRow, SqlError>
   /** The chat's messages before `beforeSeq`, the last `limit` of them, in order. */
-  readonly recentMessages: (tenantId: string, chatId: string, beforeSeq: number, limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
+  readonly recentMessages: (
+    tenantId: string,
+    chatId: string,
+    beforeSeq: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
   /** All the chat's messages in order. */
   readonly messages: (tenantId: string, chatId: string) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
   /** The action the chat is preparing, unless it was left alone for `pendingActionLifetimeMinutes`. */
@@ -105,12 +114,17 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         findSpace: (tenantId, ref) =>
           Effect.map(
             isUuid(ref)
-              ? sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
+              ? sql<
+                SpaceRow
+              >`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
               : sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND code = ${ref}`,
             first
           ),
         firstSpace: (tenantId) =>
-          Effect.map(sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} ORDER BY created_at, id LIMIT 1`, first),
+          Effect.map(
+            sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} ORDER BY created_at, id LIMIT 1`,
+            first
+          ),
         listAgents: (tenantId, spaceId) =>
           sql<AgentRow>`
             SELECT id, space_id, name, summary, instructions, is_primary, always_on FROM agents
@@ -125,9 +139,16 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             (rows) => rows[0]
           ),
         findChat: (tenantId, chatId) =>
-          Effect.map(sql<ChatRow>`SELECT ${chatColumns} FROM chats WHERE tenant_id = ${tenantId} AND id = ${chatId}`, first),
+          Effect.map(
+            sql<ChatRow>`
+              SELECT ${chatColumns}, EXISTS (SELECT 1 FROM rooms r WHERE r.chat_id = chats.id) AS room_mode
+              FROM chats WHERE tenant_id = ${tenantId} AND id = ${chatId}`,
+            first
+          ),
         setChatAgent: (tenantId, chatId, agentId) =>
-          Effect.asVoid(sql`UPDATE chats SET agent_id = ${agentId}, updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${chatId}`),
+          Effect.asVoid(
+            sql`UPDATE chats SET agent_id = ${agentId}, updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${chatId}`
+          ),
         appendMessage: (message) =>
           Effect.map(
             sql<MessageRow>`
@@ -136,9 +157,9 @@ export class ChatRepo extends Context.Service<ChatRepo, {
                 WHERE tenant_id = ${message.tenantId} AND id = ${message.chatId}
                 RETURNING last_seq
               )
-              INSERT INTO chat_messages (chat_id, tenant_id, role, content, agent_id, seq, tokens_input, tokens_output)
+              INSERT INTO chat_messages (chat_id, tenant_id, role, content, agent_id, user_id, seq, tokens_input, tokens_output)
               SELECT ${message.chatId}, ${message.tenantId}, ${message.role}, ${message.content}, ${message.agentId},
-                     next.last_seq, ${message.tokensInput}, ${message.tokensOutput}
+                     ${message.userId ?? null}, next.last_seq, ${message.tokensInput}, ${message.tokensOutput}
               FROM next
               RETURNING ${messageColumns}`,
             (rows) => rows[0]

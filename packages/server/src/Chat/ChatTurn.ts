@@ -5,13 +5,13 @@
  * let the model report the result). Events go to the caller's `emit`; the
  * token usage of every model call to the `UsageMeter`.
  */
+import type { Actions, Chat, Principal } from "@agent-platform/domain"
 import { Cause, Effect, Stream } from "effect"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import type * as Tool from "effect/ai/Tool"
-import type { Actions, Chat, Principal } from "@agent-platform/domain"
 import { confirmationOf, extractParameters, isCancellation } from "../Ai/ParameterExtraction.ts"
 import { countPromptTokens, countTokens } from "../Ai/TokenCount.ts"
 import { Retrieval } from "../Knowledge/Retrieval.ts"
@@ -57,7 +57,12 @@ export const makeMeter = () => {
     text: (delta: string) => {
       if (open !== undefined) open.text += delta
     },
-    finish: (usage: { readonly inputTokens: { readonly total?: number | undefined }; readonly outputTokens: { readonly total?: number | undefined } }) => {
+    finish: (
+      usage: {
+        readonly inputTokens: { readonly total?: number | undefined }
+        readonly outputTokens: { readonly total?: number | undefined }
+      }
+    ) => {
       if (open === undefined) return
       input += usage.inputTokens.total ?? open.promptTokens
       output += usage.outputTokens.total ?? countTokens(open.text)
@@ -82,6 +87,8 @@ export interface TurnContext {
   readonly pending: PendingActionRow | undefined
   readonly message: string
   readonly userSeq: number
+  /** A classic chat, or a room's chat (provenance records which); default `chat`. */
+  readonly channel?: "chat" | "room" | undefined
 }
 
 /** The turn runner over the chat's services (ChatRepo, Retrieval, ChatActions, LanguageModel). */
@@ -120,14 +127,15 @@ export const makeTurnRunner = Effect.gen(function*() {
           let text = ""
           meter.start(prompt)
           // Tool calls are returned, never resolved by the toolkit: the toolkit needs no services.
-          const parts: Stream.Stream<Response.StreamPart<Record<string, Tool.Any>>, AiError.AiError> = agentActions.length === 0
-            ? model.streamText({ prompt })
-            : model.streamText({
-              prompt,
-              toolkit: tools.toolkit,
-              toolChoice: last ? "none" : "auto",
-              disableToolCallResolution: true
-            }) as Stream.Stream<Response.StreamPart<Record<string, Tool.Any>>, AiError.AiError>
+          const parts: Stream.Stream<Response.StreamPart<Record<string, Tool.Any>>, AiError.AiError> =
+            agentActions.length === 0
+              ? model.streamText({ prompt })
+              : model.streamText({
+                prompt,
+                toolkit: tools.toolkit,
+                toolChoice: last ? "none" : "auto",
+                disableToolCallResolution: true
+              }) as Stream.Stream<Response.StreamPart<Record<string, Tool.Any>>, AiError.AiError>
           yield* Stream.runForEach(parts, (part) => {
             switch (part.type) {
               case "text-delta":
@@ -154,7 +162,11 @@ export const makeTurnRunner = Effect.gen(function*() {
         })
 
       /** Runs an action and shows its outcome; the response as ActionResponse either way. */
-      const execute = (action: ChatAction, params: Record<string, unknown>, confirmation?: { text: string; snapshot: unknown }) =>
+      const execute = (
+        action: ChatAction,
+        params: Record<string, unknown>,
+        confirmation?: { text: string; asked: string }
+      ) =>
         Effect.gen(function*() {
           const failed = (status: number, error: string): Actions.ActionResponse => ({
             success: false,
@@ -171,18 +183,19 @@ export const makeTurnRunner = Effect.gen(function*() {
             chatId: turn.chat.id,
             actionId: action.id,
             params,
-            supervision: confirmation === undefined ? "autonomous" : "human_confirmed",
+            channel: turn.channel,
             confirmation
           }).pipe(
             Effect.catchTags({
-              ActionFailed: (error) => Effect.succeed<Actions.ActionResponse>({
-                success: false,
-                status_code: error.status_code,
-                action_id: error.action_id,
-                action_name: error.action_name,
-                response: error.response,
-                error: error.error
-              }),
+              ActionFailed: (error) =>
+                Effect.succeed<Actions.ActionResponse>({
+                  success: false,
+                  status_code: error.status_code,
+                  action_id: error.action_id,
+                  action_name: error.action_name,
+                  response: error.response,
+                  error: error.error
+                }),
               NotFound: (error) => Effect.succeed(failed(404, error.error)),
               InvalidRequest: (error) => Effect.succeed(failed(400, error.error))
             }),
@@ -191,6 +204,8 @@ export const makeTurnRunner = Effect.gen(function*() {
           )
           yield* emit(SlotFilling.systemAlert(response))
           yield* emit(SlotFilling.actionResultCard(response))
+          const shadow = SlotFilling.shadowNotice(response)
+          if (shadow !== undefined) yield* say(shadow)
           return response
         })
 
@@ -237,18 +252,25 @@ export const makeTurnRunner = Effect.gen(function*() {
         })
 
       const base = (excerpts: ReadonlyArray<{ readonly filename: string; readonly content: string }> | undefined) =>
-        ChatPrompt.messages(ChatPrompt.systemMessage(turn.agent, excerpts, agentActions.length > 0), conversation, turn.message)
+        ChatPrompt.messages(
+          ChatPrompt.systemMessage(turn.agent, excerpts, agentActions.length > 0),
+          conversation,
+          turn.message
+        )
 
       /** Lets the model report results of actions that ran without its tool call (slot filling). */
       const report = (action: ChatAction, params: Record<string, unknown>, response: Actions.ActionResponse) =>
         modelRound(
-          [...base(undefined), ...ChatPrompt.toolExchange("", [{
-            id: `call_${crypto.randomUUID()}`,
-            name: tools.toolNameOf(action.id),
-            params,
-            result: response,
-            isFailure: !response.success
-          }])],
+          [
+            ...base(undefined),
+            ...ChatPrompt.toolExchange("", [{
+              id: `call_${crypto.randomUUID()}`,
+              name: tools.toolNameOf(action.id),
+              params,
+              result: response,
+              isFailure: !response.success
+            }])
+          ],
           true
         )
 
@@ -270,7 +292,7 @@ export const makeTurnRunner = Effect.gen(function*() {
           if (answer === "no") return yield* say(SlotFilling.cancelled(action))
           const response = yield* execute(action, pending.params, {
             text: turn.message,
-            snapshot: SlotFilling.confirmationSnapshot(action, pending.params, SlotFilling.confirmationRequest(action, pending.params))
+            asked: SlotFilling.confirmationRequest(action, pending.params)
           })
           return yield* report(action, pending.params, response)
         }
@@ -280,7 +302,9 @@ export const makeTurnRunner = Effect.gen(function*() {
         }
         const known = SlotFilling.acceptParams(action.parameters, pending.params).values
         const answered = extractParameters(turn.message, action.parameters, { asking: pending.asking ?? undefined })
-        const rejected = pending.asking !== null && answered.invalid.includes(pending.asking) ? turn.message.trim() : undefined
+        const rejected = pending.asking !== null && answered.invalid.includes(pending.asking)
+          ? turn.message.trim()
+          : undefined
         const params = { ...known, ...answered.values }
         const response = yield* advance(action, params, rejected)
         if (response !== undefined) yield* report(action, params, response)
@@ -294,7 +318,9 @@ export const makeTurnRunner = Effect.gen(function*() {
         query: turn.message,
         limit: excerptsPerTurn
       })
-      let prompt: Array<Prompt.MessageEncoded> = base(found.map((chunk) => ({ filename: chunk.filename, content: chunk.content })))
+      let prompt: Array<Prompt.MessageEncoded> = base(
+        found.map((chunk) => ({ filename: chunk.filename, content: chunk.content }))
+      )
       for (let round = 1; round <= maxRounds; round++) {
         const { text, calls } = yield* modelRound(prompt, round === maxRounds)
         if (calls.length === 0) return

@@ -47,7 +47,9 @@ export const mentionedAgent = (message: string, agents: ReadonlyArray<AgentRow>)
     if (words.length === 0) continue
     const asWords = new RegExp(`(?<![\\p{L}\\p{N}])${words.map(escape).join("[\\s_-]+")}(?![\\p{L}\\p{N}])`, "u")
     const asHandle = compact.includes(`@${words.join("")}`)
-    if ((asHandle || asWords.test(text)) && (found === undefined || agent.name.length > found.name.length)) found = agent
+    if ((asHandle || asWords.test(text)) && (found === undefined || agent.name.length > found.name.length)) {
+      found = agent
+    }
   }
   return found
 }
@@ -88,12 +90,17 @@ export class Router extends Context.Service<Router, {
         /** How well a text matches the message: its coverage, or its similarity when that is convincing. */
         const relevance = (text: string, similarity: number) => {
           const coverage = topicCoverage(messageTerms, new Set(terms(text)))
-          return Math.max(coverage > coverageThreshold ? coverage : 0, similarity >= similarityThreshold ? similarity : 0)
+          return Math.max(
+            coverage > coverageThreshold ? coverage : 0,
+            similarity >= similarityThreshold ? similarity : 0
+          )
         }
         const profiles = candidates.map((agent) => `${agent.name}. ${agent.summary}`)
         const { embeddings } = yield* embedder.embedMany([input.message, ...profiles])
         const message = embeddings[0].vector
-        const scores = new Map(candidates.map((agent, i) => [agent.id, relevance(profiles[i], cosine(message, embeddings[i + 1].vector))]))
+        const scores = new Map(
+          candidates.map((agent, i) => [agent.id, relevance(profiles[i], cosine(message, embeddings[i + 1].vector))])
+        )
         const chunks = yield* retrieval.search({
           tenantId: input.tenantId,
           agentIds: candidates.map((agent) => agent.id),
@@ -104,7 +111,9 @@ export class Router extends Context.Service<Router, {
           scores.set(chunk.agentId, Math.max(scores.get(chunk.agentId) ?? 0, relevance(chunk.content, chunk.score)))
         }
 
-        const ranked = candidates.map((agent) => ({ agent, score: scores.get(agent.id) ?? 0 })).sort((a, b) => b.score - a.score)
+        const ranked = candidates.map((agent) => ({ agent, score: scores.get(agent.id) ?? 0 })).sort((a, b) =>
+          b.score - a.score
+        )
         const [best, second] = ranked
         if (best.score > 0 && best.score - (second?.score ?? 0) >= matchMargin) {
           return { agent: best.agent, reason: "match" as const, score: best.score }

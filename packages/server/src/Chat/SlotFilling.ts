@@ -3,8 +3,9 @@
  * slot-filling conversation", so chat has one): an action the user asked for
  * runs only once its required parameters are known; the agent asks for the
  * missing ones one at a time, showing a `parameter_form`, and the state lives
- * with the chat (chat_pending_actions) between turns. An action that
- * `requires_confirmation` then waits for an explicit "yes".
+ * with the chat (chat_pending_actions) between turns. An action in `confirm`
+ * mode then waits for an explicit "yes"; the "yes", verbatim, and the request
+ * it answered go with the execution into its provenance record.
  *
  * This module holds the rules and the words; ChatEngine runs them.
  */
@@ -34,7 +35,10 @@ const typeMatches = (type: string, value: unknown) => {
  * state), each of its type — converted from text where it can be — and the
  * names whose value does not fit. Undeclared names are dropped.
  */
-export const acceptParams = (specs: ReadonlyArray<ParameterSpec>, raw: unknown): { values: Record<string, unknown>; invalid: Array<string> } => {
+export const acceptParams = (
+  specs: ReadonlyArray<ParameterSpec>,
+  raw: unknown
+): { values: Record<string, unknown>; invalid: Array<string> } => {
   const source = typeof raw === "object" && raw !== null ? raw as Record<string, unknown> : {}
   const values: Record<string, unknown> = {}
   const invalid: Array<string> = []
@@ -74,7 +78,11 @@ export const question = (action: ChatAction, parameter: ParameterSpec, rejected:
 }
 
 /** The `parameter_form` component: every parameter with its value so far, and what is missing. */
-export const parameterForm = (action: ChatAction, params: Record<string, unknown>, missing: ReadonlyArray<ParameterSpec>) => ({
+export const parameterForm = (
+  action: ChatAction,
+  params: Record<string, unknown>,
+  missing: ReadonlyArray<ParameterSpec>
+) => ({
   type: "component" as const,
   component_name: "parameter_form",
   props: {
@@ -96,7 +104,9 @@ export const parameterForm = (action: ChatAction, params: Record<string, unknown
 /** The request to confirm an action that requires it. */
 export const confirmationRequest = (action: ChatAction, params: Record<string, unknown>): string => {
   const shown = Object.entries(params).map(([name, value]) => `${name}: ${show(value)}`).join(", ")
-  return `Please confirm: run ${action.name}${shown.length > 0 ? ` with ${shown}` : ""}? Reply "yes" to run it or "no" to cancel.`
+  return `Please confirm: run ${action.name}${
+    shown.length > 0 ? ` with ${shown}` : ""
+  }? Reply "yes" to run it or "no" to cancel.`
 }
 
 /** The `action_confirmation` component shown with that request. */
@@ -111,14 +121,14 @@ export const confirmationCard = (action: ChatAction, params: Record<string, unkn
   } satisfies typeof Chat.ActionConfirmationProps.Type
 })
 
-/** The human-in-the-loop configuration a confirmation answered, kept with the execution record. */
-export const confirmationSnapshot = (action: ChatAction, params: Record<string, unknown>, asked: string) => ({
-  requires_confirmation: action.requiresConfirmation,
-  action_id: action.id,
-  action_name: action.name,
-  params,
-  asked
-})
+/** What the agent says after an execution in shadow mode (the runner's answer says nothing was sent); else undefined. */
+export const shadowNotice = (response: Actions.ActionResponse): string | undefined => {
+  const body = response.response
+  return typeof body === "object" && body !== null && "shadow" in body && body.shadow === true &&
+      "message" in body && typeof body.message === "string"
+    ? body.message
+    : undefined
+}
 
 /** The `system_alert` of an execution. */
 export const systemAlert = (response: Actions.ActionResponse) => ({

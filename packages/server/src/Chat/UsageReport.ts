@@ -4,12 +4,14 @@
  * (stored with each agent message: the provider's usage fields or the
  * embedded model's own count), and successful action executions (issue #4's
  * `action_executions`), in total and per space. An execution counts toward a
- * space through its chat; direct executions count in the total only.
+ * space through its chat; direct executions count in the total only. A
+ * space-bound key (Access/SpaceBinding.ts) sees its space only: the totals
+ * are that space's, its direct executions those of keys bound to it.
  */
+import type { Usage } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { Usage } from "@agent-platform/domain"
 
 const periodMillis: Record<Usage.UsagePeriod, number> = {
   "24h": 24 * 60 * 60 * 1000,
@@ -33,8 +35,12 @@ const counts = (row: { messages: number; tokens_input: number; tokens_output: nu
 })
 
 export class UsageReport extends Context.Service<UsageReport, {
-  /** The tenant's usage over the period ending now. */
-  readonly report: (input: { readonly tenantId: string; readonly period: Usage.UsagePeriod }) => Effect.Effect<Usage.Usage, SqlError>
+  /** The tenant's usage over the period ending now; that of one space when `spaceId` is set. */
+  readonly report: (input: {
+    readonly tenantId: string
+    readonly spaceId?: string | null | undefined
+    readonly period: Usage.UsagePeriod
+  }) => Effect.Effect<Usage.Usage, SqlError>
 }>()("@agent-platform/server/Chat/UsageReport") {
   static readonly layer = Layer.effect(
     UsageReport,
@@ -47,7 +53,11 @@ export class UsageReport extends Context.Service<UsageReport, {
         (rows) => rows[0]?.present === true
       )
 
-      const report = Effect.fn("UsageReport.report")(function*(input: { readonly tenantId: string; readonly period: Usage.UsagePeriod }) {
+      const report = Effect.fn("UsageReport.report")(function*(input: {
+        readonly tenantId: string
+        readonly spaceId?: string | null | undefined
+        readonly period: Usage.UsagePeriod
+      }) {
         const to = new Date()
         const from = new Date(to.getTime() - periodMillis[input.period])
         // No upper bound in the queries: `to` has millisecond precision, the database's timestamps microseconds.
@@ -74,13 +84,18 @@ export class UsageReport extends Context.Service<UsageReport, {
           FROM spaces s
           LEFT JOIN messages m ON m.space_id = s.id
           LEFT JOIN executions e ON e.space_id = s.id
-          WHERE s.tenant_id = ${input.tenantId}
+          WHERE s.tenant_id = ${input.tenantId} AND ${input.spaceId == null ? sql`true` : sql`s.id = ${input.spaceId}`}
           ORDER BY s.created_at, s.id`
-        const executions = withExecutions
+        const executions = !withExecutions
+          ? 0
+          : input.spaceId == null
           ? (yield* sql<{ n: number }>`
               SELECT count(*)::int AS n FROM action_executions
               WHERE tenant_id = ${input.tenantId} AND success AND created_at >= ${from}`)[0].n
-          : 0
+          : spaces.reduce((sum, space) => sum + space.executions, 0) + (yield* sql<{ n: number }>`
+              SELECT count(*)::int AS n FROM action_executions e JOIN api_keys k ON k.id::text = e.caller_id
+              WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
+                AND e.caller_kind = 'key' AND e.chat_id IS NULL AND k.space_id = ${input.spaceId}`)[0].n
         const total = spaces.reduce(
           (sum, space) => ({
             messages: sum.messages + space.messages,
@@ -95,7 +110,11 @@ export class UsageReport extends Context.Service<UsageReport, {
           from: from.toISOString(),
           to: to.toISOString(),
           ...counts(total),
-          by_space: spaces.map((space) => ({ space_id: space.space_id, space_code: space.space_code, ...counts(space) }))
+          by_space: spaces.map((space) => ({
+            space_id: space.space_id,
+            space_code: space.space_code,
+            ...counts(space)
+          }))
         } satisfies Usage.Usage
       })
 

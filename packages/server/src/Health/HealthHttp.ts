@@ -1,6 +1,6 @@
+import { Api } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { Api } from "@agent-platform/domain"
 import { Health } from "./Health.ts"
 
 export const HealthHttp = HttpApiBuilder.group(Api, "health", (handlers) =>

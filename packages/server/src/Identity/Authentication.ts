@@ -9,56 +9,30 @@
  *   (spec: "the API key takes precedence"): invalid → 401, valid → 403, since
  *   session endpoints refuse API keys.
  */
-import { Context, Effect, Layer, Redacted } from "effect"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
-import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import {
   ApiKeyAuth,
   CurrentPrincipal,
   Errors,
-  isAdmin,
-  isSecurityOfficer,
   type KeyPrincipal,
   RateLimitClass,
   RequiredRole,
   RequiredScopes,
-  type Role,
-  type RoleRequirement,
   Scim,
   ScimAuth,
   SessionAuth
 } from "@agent-platform/domain"
-import { setSessionCookie, readSessionToken } from "../Auth/SessionCookie.ts"
+import { Context, Effect, Layer, Redacted } from "effect"
+import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import { roleDescription, roleSatisfies } from "../Access/Roles.ts"
+import { readSessionToken, setSessionCookie } from "../Auth/SessionCookie.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { ApiKeys } from "../Keys/ApiKeys.ts"
 import { clientIp } from "../Platform/ClientIp.ts"
-import { ServerConfig } from "../Platform/Config.ts"
+import { type ServerConfig } from "../Platform/Config.ts"
 import { applyLimitHeaders, exceededMessage, RateLimits } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
 import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
-
-const roleSatisfies = (requirement: RoleRequirement, role: Role): boolean => {
-  switch (requirement) {
-    case "user":
-      return true
-    case "admin":
-      return isAdmin(role)
-    case "space_admin":
-      return isAdmin(role) || role === "r_space_admin"
-    case "security_officer":
-      return isSecurityOfficer(role)
-    case "superadmin":
-      return role === "r_superadmin"
-  }
-}
-
-const roleDescription: Record<RoleRequirement, string> = {
-  user: "a signed-in user",
-  admin: "an administrator (r_admin or r_superadmin)",
-  space_admin: "an administrator or a Space Admin",
-  security_officer: "the Security Officer role (r_security_officer or r_superadmin)",
-  superadmin: "r_superadmin"
-}
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers.authorization
@@ -195,10 +169,12 @@ export const SessionAuthLive = Layer.effect(
             })
           }
           const requirement = Context.get(endpoint.annotations, RequiredRole)
-          if (!roleSatisfies(requirement, principal.roleId)) {
+          if (!roleSatisfies(requirement, principal)) {
             return yield* new Errors.RoleMissing({ error: `This endpoint needs ${roleDescription[requirement]}.` })
           }
-          if (verified.renewed !== undefined) yield* setSessionCookie(verified.renewed.token, verified.renewed.maxAgeSeconds)
+          if (verified.renewed !== undefined) {
+            yield* setSessionCookie(verified.renewed.token, verified.renewed.maxAgeSeconds)
+          }
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
         }).pipe(Effect.provideContext(context))
     })

@@ -28,14 +28,16 @@ export class SessionSecret extends Context.Service<SessionSecret, Redacted.Redac
         try: () => {
           const file = join(config.dataDir, "session-secret")
           if (existsSync(file)) return readFileSync(file, "utf8").trim()
-          mkdirSync(config.dataDir, { recursive: true })
+          mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
           const generated = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex")
           writeFileSync(file, generated + "\n", { mode: 0o600 })
           chmodSync(file, 0o600)
           return generated
         },
         catch: (cause) =>
-          new SessionSecretInvalid({ message: `cannot read or create ${config.dataDir}/session-secret: ${String(cause)}` })
+          new SessionSecretInvalid({
+            message: `cannot read or create ${config.dataDir}/session-secret: ${String(cause)}`
+          })
       })
       return Redacted.make(new TextEncoder().encode(secret))
     })

@@ -1,6 +1,6 @@
+import { Api } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { Api } from "@agent-platform/domain"
 import { clientInfo, currentUser } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { ApiKeys } from "./ApiKeys.ts"
@@ -12,7 +12,7 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("list", () =>
         Effect.gen(function*() {
           const user = yield* currentUser
-          return { keys: yield* keys.list(user.tenantId) }
+          return { keys: yield* keys.list(user) }
         }).pipe(orDieOnSql))
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {

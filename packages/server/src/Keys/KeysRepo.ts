@@ -1,4 +1,5 @@
 /** The api_keys table. Keys are stored only as SHA-256 hashes. */
+import type { Role } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -14,8 +15,16 @@ export interface KeyRow {
   readonly space_id: string | null
   readonly rate_limit_rpm: number
   readonly is_active: boolean
+  readonly created_by: string | null
   readonly created_at: Date
   readonly last_used_at: Date | null
+}
+
+/** An active key with the state of its owner (null fields when the owner is gone). */
+export interface VerifiableKeyRow extends KeyRow {
+  readonly owner_role: Role | null
+  readonly owner_active: boolean | null
+  readonly owner_blocked: boolean | null
 }
 
 export class KeysRepo extends Context.Service<KeysRepo, {
@@ -29,11 +38,22 @@ export class KeysRepo extends Context.Service<KeysRepo, {
     readonly rateLimitRpm: number
     readonly createdBy: string
   }) => Effect.Effect<KeyRow, SqlError>
-  readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
-  /** The active key with this hash, if any. */
-  readonly findActiveByHash: (hash: string) => Effect.Effect<KeyRow | undefined, SqlError>
-  /** Marks a key revoked; undefined when it is not the tenant's. */
-  readonly revoke: (tenantId: string, id: string) => Effect.Effect<KeyRow | undefined, SqlError>
+  /** The tenant's keys, or only those `ownerId` created. */
+  readonly list: (tenantId: string, ownerId: string | undefined) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
+  /** The active key with this hash, if any, with its owner's state. */
+  readonly findActiveByHash: (hash: string) => Effect.Effect<VerifiableKeyRow | undefined, SqlError>
+  /** Marks a key revoked; undefined when it is not the tenant's (or, with `ownerId`, not that user's). */
+  readonly revoke: (
+    tenantId: string,
+    id: string,
+    ownerId: string | undefined
+  ) => Effect.Effect<KeyRow | undefined, SqlError>
+  /** The hash of a key of the tenant (of `ownerId`'s keys when given), for evicting it. */
+  readonly hashOf: (
+    tenantId: string,
+    id: string,
+    ownerId: string | undefined
+  ) => Effect.Effect<string | undefined, SqlError>
   /** Writes a batch of last-use times in one statement. */
   readonly touch: (lastUsed: ReadonlyArray<readonly [keyId: string, at: Date]>) => Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Keys/KeysRepo") {
@@ -51,16 +71,38 @@ export class KeysRepo extends Context.Service<KeysRepo, {
               RETURNING *`,
             (rows) => rows[0]
           ),
-        list: (tenantId) => sql<KeyRow>`SELECT * FROM api_keys WHERE tenant_id = ${tenantId} ORDER BY created_at DESC`,
+        list: (tenantId, ownerId) =>
+          ownerId === undefined
+            ? sql<KeyRow>`SELECT * FROM api_keys WHERE tenant_id = ${tenantId} ORDER BY created_at DESC`
+            : sql<
+              KeyRow
+            >`SELECT * FROM api_keys WHERE tenant_id = ${tenantId} AND created_by = ${ownerId} ORDER BY created_at DESC`,
         findActiveByHash: (hash) =>
-          Effect.map(sql<KeyRow>`SELECT * FROM api_keys WHERE key_hash = ${hash} AND is_active`, (rows) => rows[0]),
-        revoke: (tenantId, id) =>
+          Effect.map(
+            sql<VerifiableKeyRow>`
+              SELECT k.*, u.role_id AS owner_role, u.active AS owner_active, u.blocked AS owner_blocked
+              FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+              WHERE k.key_hash = ${hash} AND k.is_active`,
+            (rows) => rows[0]
+          ),
+        revoke: (tenantId, id, ownerId) =>
           isUuid(id)
             ? Effect.map(
               sql<KeyRow>`
                 UPDATE api_keys SET is_active = false, revoked_at = COALESCE(revoked_at, now())
-                WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING *`,
+                WHERE tenant_id = ${tenantId} AND id = ${id}
+                  AND ${ownerId === undefined ? sql`true` : sql`created_by = ${ownerId}`}
+                RETURNING *`,
               (rows) => rows[0]
+            )
+            : Effect.succeed(undefined),
+        hashOf: (tenantId, id, ownerId) =>
+          isUuid(id)
+            ? Effect.map(
+              sql<{ key_hash: string }>`
+                SELECT key_hash FROM api_keys WHERE tenant_id = ${tenantId} AND id = ${id}
+                  AND ${ownerId === undefined ? sql`true` : sql`created_by = ${ownerId}`}`,
+              (rows) => rows[0]?.key_hash
             )
             : Effect.succeed(undefined),
         touch: (lastUsed) =>

@@ -3,8 +3,11 @@
  * (or reject it as binary or empty), cut it into chunks of about 800
  * characters along sentence and paragraph boundaries, each starting with the
  * last ~150 characters of the previous one so a fact that straddles a cut is
- * still found whole, and write its `content_summary`.
+ * still found whole, and write its `content_summary`. Sentences are read as
+ * `Ai/Sentences` reads them: a sentence hard-wrapped over several lines is
+ * one unit (its line breaks become spaces), never cut at a line end.
  */
+import { type Block, blocks, sentencesOfBlock } from "../Ai/Sentences.ts"
 
 export const chunkTarget = 800
 export const chunkOverlap = 150
@@ -24,7 +27,9 @@ const controlCharacters = /[\u0001-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/
  * characters (at least four). Checked at upload; the worker then fails the file with it.
  */
 export const binaryContentProblem = (content: string): string | undefined => {
-  if (content.includes("\u0000")) return "the document contains NUL bytes: binary files cannot be ingested, send their text"
+  if (content.includes("\u0000")) {
+    return "the document contains NUL bytes: binary files cannot be ingested, send their text"
+  }
   const controls = content.match(controlCharacters)?.length ?? 0
   if (controls >= 4 && controls / content.length > 0.02) {
     return "the document looks binary (too many control characters): send its text"
@@ -54,7 +59,9 @@ export const normalizeDocument = (content: string): string => {
     .join("\n")
     .replace(/\n{3,}/gu, "\n\n")
     .trim()
-  if (text.length === 0) throw new UnprocessableDocument("the document is empty once normalized (only whitespace or control characters)")
+  if (text.length === 0) {
+    throw new UnprocessableDocument("the document is empty once normalized (only whitespace or control characters)")
+  }
   return text
 }
 
@@ -64,21 +71,21 @@ interface Unit {
   readonly separator: "\n\n" | "\n" | " "
 }
 
+/** What precedes a block's first sentence in a chunk: a blank line, or a line break. */
+const blockSeparator = (block: Block): Unit["separator"] => (block.opensParagraph ? "\n\n" : "\n")
+
 /** Sentences (at most `chunkTarget` long: longer ones are cut between words), with what precedes them. */
 const unitsOf = (text: string): Array<Unit> => {
   const units: Array<Unit> = []
-  for (const paragraph of text.split(/\n{2,}/u)) {
-    let separator: Unit["separator"] = "\n\n"
-    for (const line of paragraph.split("\n")) {
-      for (const sentence of line.split(/(?<=[.!?])\s+/u)) {
-        const trimmed = sentence.trim()
-        if (trimmed.length === 0) continue
-        for (const piece of splitLong(trimmed)) {
-          units.push({ text: piece, separator })
-          separator = " "
-        }
+  for (const block of blocks(text)) {
+    let separator = blockSeparator(block)
+    let marker = block.marker
+    for (const sentence of sentencesOfBlock(block)) {
+      for (const piece of splitLong(`${marker}${sentence}`)) {
+        units.push({ text: piece, separator })
+        separator = " "
+        marker = ""
       }
-      if (separator === " ") separator = "\n"
     }
   }
   return units
@@ -103,7 +110,8 @@ const splitLong = (sentence: string): Array<string> => {
   return pieces
 }
 
-const join = (units: ReadonlyArray<Unit>) => units.map((unit, i) => (i === 0 ? unit.text : `${unit.separator}${unit.text}`)).join("")
+const join = (units: ReadonlyArray<Unit>) =>
+  units.map((unit, i) => (i === 0 ? unit.text : `${unit.separator}${unit.text}`)).join("")
 
 /** The last units of a chunk that fit in the overlap; the tail words of the last unit if none fits whole. */
 const overlapOf = (units: ReadonlyArray<Unit>): Array<Unit> => {
@@ -146,23 +154,26 @@ export const chunkText = (text: string): Array<string> => {
   return chunks
 }
 
-/** The file's summary: its opening sentences, up to about 240 characters. */
+/** A heading or list item read as a sentence of the summary: `Refund policy` → `Refund policy.` */
+const asSentence = (text: string): string => (/[.!?:]$/u.test(text) ? text : `${text}.`)
+
+/**
+ * The file's summary: its opening sentences (headings and list items count as
+ * sentences), whole, up to about 240 characters; a first sentence longer than
+ * that is cut between words and ends with `…`.
+ */
 export const summarize = (text: string): string => {
-  const opening = text
-    .split("\n")
-    .map((line) => line.replace(/^\s*#{1,6}\s+/u, "").replace(/^\s*(?:[-*•]|\d+[.)])\s+/u, "").trim())
-    .filter((line) => line.length > 0)
-    .slice(0, 6)
-    .map((line) => (/[.!?:]$/u.test(line) ? line : `${line}.`))
-    .join(" ")
-  if (opening.length <= summaryLength) return opening
-  const sentences = opening.split(/(?<=[.!?])\s+/u)
+  // Only the opening paragraphs can be in the summary: read whole paragraphs up to a first blank line past ~1 KB.
+  const end = text.indexOf("\n\n", 4 * summaryLength)
+  const opening = blocks(end < 0 ? text : text.slice(0, end)).flatMap((block) =>
+    block.kind === "paragraph" ? sentencesOfBlock(block) : [asSentence(block.text)]
+  )
   let summary = ""
-  for (const sentence of sentences) {
+  for (const sentence of opening) {
     if (summary.length + sentence.length + 1 > summaryLength) break
     summary = summary.length === 0 ? sentence : `${summary} ${sentence}`
   }
-  if (summary.length > 0) return summary
-  const cut = opening.slice(0, summaryLength - 1)
+  if (summary.length > 0 || opening.length === 0) return summary
+  const cut = opening[0].slice(0, summaryLength - 1)
   return `${cut.slice(0, Math.max(cut.lastIndexOf(" "), summaryLength / 2))}…`
 }

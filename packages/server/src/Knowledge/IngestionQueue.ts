@@ -1,27 +1,41 @@
 /**
  * The ingestion queue's work, one batch per `processDue`: claim due files
  * (`FOR UPDATE SKIP LOCKED`, so any number of job processes share the queue),
- * then for each one normalize, chunk, embed and store the chunks, and mark it
- * `ready` — or `failed` with the reason when the document cannot be processed
+ * then normalize, chunk and embed them, store their chunks and mark them
+ * `ready` — or `failed` with the reason when a document cannot be processed
  * (binary, empty) or embedding still fails after `maxAttempts`. A transient
- * failure puts the file back to `pending` with a growing delay. A file whose
- * worker died stays `processing` until its lease (`locked_until`) expires and
- * is then claimed again. Embedding runs outside any transaction; storing the
- * chunks and the `ready` mark is one short transaction that only the attempt
- * holding the lease can commit.
+ * failure puts the file back to `pending` with a growing delay.
+ *
+ * Batched: the chunks of every file of the batch are embedded together
+ * (`embedMany` calls of `embedBatchSize`) and written in multi-row INSERTs of
+ * a bounded size across files; the files are marked ready in one short
+ * transaction. Only the attempt holding a file's lease writes its chunks, and
+ * they stay out of search until the file is `ready`.
+ *
+ * Cooperative: the work is cut into slices — a document is chunked section by
+ * section (cut at paragraph breaks every `sectionSize` characters), embedded
+ * `embedBatchSize` chunks at a time, written `writeBatchSize` chunks per
+ * statement — and the worker yields to the event loop between slices, so
+ * requests served by the same process (the embedded database runs inside it)
+ * never wait long behind a large document.
+ *
+ * Leases: a claimed file is leased for `lease` (15 s) and a heartbeat renews
+ * the lease of the batch every `lease / 3` while it is worked on; when the
+ * worker dies (`kill -9`), its files are claimed again within seconds.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import type { SqlError } from "effect/sql/SqlError"
 import { ModelNames } from "../Ai/ModelNames.ts"
+import { DatabaseMode } from "../Platform/Database.ts"
 import { chunkText, normalizeDocument, summarize, UnprocessableDocument } from "./Chunking.ts"
-import { type ClaimedFile, KnowledgeRepo } from "./KnowledgeRepo.ts"
+import { type ClaimedFile, type FileChunk, KnowledgeRepo } from "./KnowledgeRepo.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface IngestionOptions {
   /** Files claimed per batch. */
   readonly batchSize: number
-  /** How long a claimed file stays invisible to other workers (the visibility timeout). */
+  /** How long a claim holds without a heartbeat (the visibility timeout); renewed every third of it. */
   readonly lease: Duration.Input
   /** Attempts before a file that keeps failing is marked failed. */
   readonly maxAttempts: number
@@ -30,8 +44,8 @@ export interface IngestionOptions {
 }
 
 export const defaultOptions: IngestionOptions = {
-  batchSize: 8,
-  lease: "5 minutes",
+  batchSize: 32,
+  lease: "15 seconds",
   maxAttempts: 3,
   retryDelay: (attempt) => Duration.seconds(30 * 2 ** (attempt - 1))
 }
@@ -44,7 +58,49 @@ export interface IngestionReport {
   readonly retried: number
 }
 
-const embedBatchSize = 32
+/** Chunks per `embedMany` call. */
+const embedBatchSize = 64
+/**
+ * Chunks per INSERT. The embedded database runs each statement on the event
+ * loop, and a chunk costs it milliseconds (the vector, full-text and trigram
+ * indexes): a few per statement keep every request's wait short.
+ */
+const writeBatchSize = { postgres: 200, embedded: 4 } as const
+/** Characters of a document chunked in one go. */
+export const sectionSize = 32 * 1024
+
+/** Lets the event loop run what waits (requests, timers) before the next slice of work. */
+const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/**
+ * The document cut into sections of about `sectionSize` characters at
+ * paragraph breaks (a blank line), or at line breaks, or anywhere when a
+ * paragraph is longer; a document up to `sectionSize` is one section.
+ */
+export const sectionsOf = (content: string): Array<string> => {
+  const sections: Array<string> = []
+  let from = 0
+  while (content.length - from > sectionSize) {
+    const window = content.slice(from, from + sectionSize)
+    const paragraph = window.lastIndexOf("\n\n")
+    const line = window.lastIndexOf("\n")
+    const cut = paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : sectionSize
+    sections.push(content.slice(from, from + cut))
+    from += cut
+  }
+  sections.push(content.slice(from))
+  return sections
+}
+
+/** A file's text prepared for embedding: its summary and chunks, or why it cannot be processed. */
+type Prepared =
+  | {
+    readonly _tag: "Chunked"
+    readonly file: ClaimedFile
+    readonly summary: string
+    readonly chunks: ReadonlyArray<string>
+  }
+  | { readonly _tag: "Unprocessable"; readonly file: ClaimedFile; readonly reason: string }
 
 type Outcome = "ready" | "failed" | "retried" | "lost"
 
@@ -52,7 +108,7 @@ export class IngestionQueue extends Context.Service<IngestionQueue, {
   /** Processes one batch of due files; an empty report when nothing is due. */
   readonly processDue: Effect.Effect<IngestionReport, SqlError>
 }>()("@agent-platform/server/Knowledge/IngestionQueue") {
-  /** With the default options: batches of 8, 5-minute lease, 3 attempts, retries after 30 s, 60 s. */
+  /** With the default options: batches of 32, 15-second lease with a heartbeat, 3 attempts, retries after 30 s, 60 s. */
   static readonly layer = Layer.effect(IngestionQueue, Effect.suspend(() => make(defaultOptions)))
   static readonly layerWith = (options: Partial<IngestionOptions>) =>
     Layer.effect(IngestionQueue, Effect.suspend(() => make({ ...defaultOptions, ...options })))
@@ -64,70 +120,172 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
   const capabilities = yield* SearchCapabilities
   const model = (yield* ModelNames).embeddingModel
   const lease = Duration.fromInputUnsafe(options.lease)
-
-  const embedAll = Effect.fnUntraced(function*(chunks: ReadonlyArray<string>) {
-    const vectors: Array<ReadonlyArray<number>> = []
-    for (let from = 0; from < chunks.length; from += embedBatchSize) {
-      const response = yield* embedder.embedMany(chunks.slice(from, from + embedBatchSize))
-      vectors.push(...response.embeddings.map((embedding) => embedding.vector))
-    }
-    return vectors
-  })
+  const heartbeat = Duration.divideUnsafe(lease, 3)
+  const mode = yield* Effect.serviceOption(DatabaseMode)
+  const chunksPerWrite = writeBatchSize[Option.isSome(mode) ? mode.value.kind : "embedded"]
 
   const failOrRetry = (file: ClaimedFile, reason: string): Effect.Effect<Outcome, SqlError> =>
     file.attempts >= options.maxAttempts
       ? Effect.as(repo.fail(file, `${reason} (gave up after ${file.attempts} attempts)`), "failed" as const)
       : Effect.as(repo.retryLater(file, reason, options.retryDelay(file.attempts)), "retried" as const)
 
-  const processFile = (file: ClaimedFile): Effect.Effect<Outcome, SqlError> =>
+  /** Normalizes and chunks a file section by section, yielding between sections. */
+  const prepare = (file: ClaimedFile): Effect.Effect<Prepared> =>
     Effect.gen(function*() {
       if (file.attempts > options.maxAttempts) {
-        yield* repo.fail(file, `processing stopped ${options.maxAttempts} times without finishing (gave up)`)
-        return "failed" as const
+        return {
+          _tag: "Unprocessable",
+          file,
+          reason: `processing stopped ${options.maxAttempts} times without finishing (gave up)`
+        } as const
       }
-      if (file.content_problem !== null) {
-        yield* repo.fail(file, file.content_problem)
-        return "failed" as const
+      if (file.content_problem !== null) return { _tag: "Unprocessable", file, reason: file.content_problem } as const
+      const chunks: Array<string> = []
+      let summary: string | undefined
+      let problem: string | undefined
+      for (const section of sectionsOf(file.content)) {
+        try {
+          const text = normalizeDocument(section)
+          summary ??= summarize(text)
+          chunks.push(...chunkText(text))
+        } catch (error) {
+          if (!(error instanceof UnprocessableDocument)) throw error
+          // A blank section of a longer document is skipped; a binary one fails the file.
+          if (!error.message.includes("empty")) problem = error.message
+        }
+        if (problem !== undefined) break
+        yield* yieldToEventLoop
       }
-      let text: string
-      try {
-        text = normalizeDocument(file.content)
-      } catch (error) {
-        if (!(error instanceof UnprocessableDocument)) throw error
-        yield* repo.fail(file, error.message)
-        return "failed" as const
+      if (problem !== undefined) return { _tag: "Unprocessable", file, reason: problem } as const
+      if (summary === undefined || chunks.length === 0) {
+        return {
+          _tag: "Unprocessable",
+          file,
+          reason: "the document is empty once normalized (only whitespace or control characters)"
+        } as const
       }
-      const chunks = chunkText(text)
-      const embedded = yield* Effect.result(embedAll(chunks))
-      if (embedded._tag === "Failure") return yield* failOrRetry(file, `embedding failed: ${embedded.failure.message}`)
-      const vectors = embedded.success
-      const dimensions = vectors[0]?.length ?? 0
-      if (dimensions === 0 || vectors.some((vector) => vector.length !== dimensions || vector.some((x) => !Number.isFinite(x)))) {
-        return yield* failOrRetry(file, "embedding failed: the embedding model returned empty, uneven or non-finite vectors")
+      return { _tag: "Chunked", file, summary, chunks } as const
+    })
+
+  /**
+   * Embeds the chunks of every file together, `embedBatchSize` at a time;
+   * the vectors of each file, or why its embedding failed.
+   */
+  const embedAll = Effect.fnUntraced(function*(files: ReadonlyArray<Extract<Prepared, { _tag: "Chunked" }>>) {
+    const inputs = files.flatMap((prepared, index) => prepared.chunks.map((text) => ({ index, text })))
+    const vectors = files.map((prepared) => new Array<ReadonlyArray<number>>(prepared.chunks.length))
+    const failures = new Map<number, string>()
+    const positions = files.map(() => 0)
+    for (let from = 0; from < inputs.length; from += embedBatchSize) {
+      const slice = inputs.slice(from, from + embedBatchSize).filter((input) => !failures.has(input.index))
+      if (slice.length === 0) continue
+      const response = yield* Effect.result(embedder.embedMany(slice.map((input) => input.text)))
+      if (response._tag === "Failure") {
+        for (const input of slice) failures.set(input.index, `embedding failed: ${response.failure.message}`)
+      } else {
+        slice.forEach((input, i) => {
+          vectors[input.index][positions[input.index]++] = response.success.embeddings[i].vector
+        })
       }
-      yield* capabilities.ensureVectorIndex(dimensions)
-      const stored = yield* repo.complete(file, {
-        summary: summarize(text),
+      yield* yieldToEventLoop
+    }
+    return files.map((_, index) =>
+      failures.has(index)
+        ? { _tag: "Failed" as const, reason: failures.get(index)! }
+        : { _tag: "Embedded" as const, vectors: vectors[index] }
+    )
+  })
+
+  const wellFormed = (vectors: ReadonlyArray<ReadonlyArray<number>>) => {
+    const dimensions = vectors[0]?.length ?? 0
+    return dimensions > 0 &&
+      vectors.every((vector) =>
+        vector !== undefined && vector.length === dimensions && vector.every((x) => Number.isFinite(x))
+      )
+  }
+
+  /** One batch: prepare, embed, write, mark ready; the heartbeat holds the leases meanwhile. */
+  const processBatch = (claimed: ReadonlyArray<ClaimedFile>) =>
+    Effect.gen(function*() {
+      const outcomes = new Map<string, Outcome>()
+      const prepared: Array<Extract<Prepared, { _tag: "Chunked" }>> = []
+      for (const file of claimed) {
+        const result = yield* prepare(file).pipe(
+          Effect.annotateLogs({ knowledgeFile: file.id, attempt: file.attempts })
+        )
+        if (result._tag === "Unprocessable") {
+          yield* repo.fail(file, result.reason)
+          outcomes.set(file.id, "failed")
+        } else {
+          prepared.push(result)
+        }
+      }
+      const embedded = yield* embedAll(prepared)
+      const storable: Array<
+        { readonly file: ClaimedFile; readonly summary: string; readonly chunks: ReadonlyArray<FileChunk> }
+      > = []
+      for (let i = 0; i < prepared.length; i++) {
+        const { chunks, file, summary } = prepared[i]
+        const result = embedded[i]
+        if (result._tag === "Failed") {
+          outcomes.set(file.id, yield* failOrRetry(file, result.reason))
+        } else if (!wellFormed(result.vectors)) {
+          outcomes.set(
+            file.id,
+            yield* failOrRetry(
+              file,
+              "embedding failed: the embedding model returned empty, uneven or non-finite vectors"
+            )
+          )
+        } else {
+          yield* capabilities.ensureVectorIndex(result.vectors[0].length)
+          storable.push({
+            file,
+            summary,
+            chunks: chunks.map((content, ordinal) => ({ file, ordinal, content, embedding: result.vectors[ordinal] }))
+          })
+        }
+      }
+      const all = storable.flatMap((entry) => entry.chunks)
+      for (let from = 0; from < all.length; from += chunksPerWrite) {
+        yield* repo.storeChunks(model, all.slice(from, from + chunksPerWrite))
+        yield* yieldToEventLoop
+      }
+      const marked = yield* repo.markReady(
         model,
-        chunks: chunks.map((content, i) => ({ content, embedding: vectors[i] }))
-      })
-      return stored ? "ready" as const : "lost" as const
-    }).pipe(Effect.annotateLogs({ knowledgeFile: file.id, attempt: file.attempts }))
+        storable.map(({ chunks, file, summary }) => ({ file, summary, chunkCount: chunks.length }))
+      )
+      for (const { file } of storable) outcomes.set(file.id, marked.has(file.id) ? "ready" : "lost")
+      return outcomes
+    })
 
   // The embedding model is fixed for the life of the process: re-queueing other models' files is a start-up matter.
   let requeued = false
   const processDue = Effect.gen(function*() {
     if (!requeued) {
       const count = yield* repo.requeueOtherModels(model)
-      if (count > 0) yield* Effect.logInfo(`re-queued ${count} knowledge file(s) embedded by another model than ${model}`)
+      if (count > 0) {
+        yield* Effect.logInfo(`re-queued ${count} knowledge file(s) embedded by another model than ${model}`)
+      }
       requeued = true
     }
     const claimed = yield* repo.claimDue(options.batchSize, lease)
     const report = { claimed: claimed.length, ready: 0, failed: 0, retried: 0 }
+    if (claimed.length === 0) return report satisfies IngestionReport
+    const renew = repo.extendLeases(claimed, lease).pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning("could not renew the ingestion leases; they may expire and be claimed again", cause)
+      ),
+      Effect.delay(heartbeat),
+      Effect.forever
+    )
+    const outcomes = yield* processBatch(claimed).pipe(Effect.raceFirst(Effect.andThen(renew, Effect.never)))
     for (const file of claimed) {
-      const outcome = yield* processFile(file)
-      if (outcome !== "lost") report[outcome]++
-      if (outcome === "failed") yield* Effect.logWarning(`knowledge file ${file.id} (${file.filename}) failed to ingest`)
+      const outcome = outcomes.get(file.id)
+      if (outcome !== undefined && outcome !== "lost") report[outcome]++
+      if (outcome === "failed") {
+        yield* Effect.logWarning(`knowledge file ${file.id} (${file.filename}) failed to ingest`)
+      }
     }
     return report satisfies IngestionReport
   }).pipe(Effect.withSpan("IngestionQueue.processDue"))

@@ -5,8 +5,8 @@
  * provides it; without it the worker just polls). It stops with its scope.
  */
 import { Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
-import type { CycleStep } from "../Platform/Cron.ts"
 import { ServerConfig } from "../Platform/Config.ts"
+import type { CycleStep } from "../Platform/Cron.ts"
 import { Notifications } from "../Platform/Notifications.ts"
 import { IngestionQueue } from "./IngestionQueue.ts"
 import { ingestTopic } from "./KnowledgeFiles.ts"

@@ -4,9 +4,9 @@
  * moves it to `processing` and then `ready`, or `failed` with an `error`.
  * Deleting a file removes its chunks from search.
  */
+import { Errors, Knowledge } from "@agent-platform/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { Errors, Knowledge } from "@agent-platform/domain"
 import { isUuid } from "../Platform/Ids.ts"
 import { Notifications } from "../Platform/Notifications.ts"
 import { binaryContentProblem, storableText } from "./Chunking.ts"
@@ -39,9 +39,13 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
     readonly tenantId: string
     readonly agentId?: string | undefined
   }) => Effect.Effect<ReadonlyArray<Knowledge.KnowledgeFile>, SqlError>
-  readonly get: (input: { readonly tenantId: string; readonly fileId: string }) => Effect.Effect<Knowledge.KnowledgeFile, Errors.NotFound | SqlError>
+  readonly get: (
+    input: { readonly tenantId: string; readonly fileId: string }
+  ) => Effect.Effect<Knowledge.KnowledgeFile, Errors.NotFound | SqlError>
   /** Deletes a file and its chunks; 404 for an unknown file or another tenant's. */
-  readonly remove: (input: { readonly tenantId: string; readonly fileId: string }) => Effect.Effect<void, Errors.NotFound | SqlError>
+  readonly remove: (
+    input: { readonly tenantId: string; readonly fileId: string }
+  ) => Effect.Effect<void, Errors.NotFound | SqlError>
 }>()("@agent-platform/server/Knowledge/KnowledgeFiles") {
   /** Needs `KnowledgeRepo`; wakes the worker through `Notifications` when the process provides it. */
   static readonly layer = Layer.effect(
@@ -60,7 +64,9 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         const filename = input.filename.trim()
         const sizeBytes = Buffer.byteLength(input.content, "utf8")
         if (filename.length === 0 || filename.length > Knowledge.maxFilenameLength) {
-          return yield* new Errors.InvalidRequest({ error: `filename must have 1 to ${Knowledge.maxFilenameLength} characters` })
+          return yield* new Errors.InvalidRequest({
+            error: `filename must have 1 to ${Knowledge.maxFilenameLength} characters`
+          })
         }
         if (sizeBytes === 0 || sizeBytes > Knowledge.maxContentBytes) {
           return yield* new Errors.InvalidRequest({ error: "content must have 1 byte to 2 MiB of text" })
@@ -78,7 +84,9 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         })
         if (Option.isSome(notifications)) {
           yield* notifications.value.publish(ingestTopic, row.id).pipe(
-            Effect.catch((error) => Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error))
+            Effect.catch((error) =>
+              Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error)
+            )
           )
         }
         return {
@@ -101,7 +109,10 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
             : Effect.fail(fileNotFound(fileId)),
         remove: ({ tenantId, fileId }) =>
           isUuid(fileId)
-            ? Effect.flatMap(repo.deleteFile(tenantId, fileId), (deleted) => (deleted ? Effect.void : Effect.fail(fileNotFound(fileId))))
+            ? Effect.flatMap(
+              repo.deleteFile(tenantId, fileId),
+              (deleted) => (deleted ? Effect.void : Effect.fail(fileNotFound(fileId)))
+            )
             : Effect.fail(fileNotFound(fileId))
       })
     })

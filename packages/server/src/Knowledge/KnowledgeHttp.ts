@@ -1,27 +1,48 @@
+/**
+ * The handlers of `/v1/knowledge`. A space-bound key reaches the files of its
+ * space's agents only (Access/SpaceBinding.ts): another space's agent or file
+ * answers exactly as a missing one.
+ */
+import { Api, Errors } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { Api } from "@agent-platform/domain"
+import { SpaceBinding } from "../Access/SpaceBinding.ts"
 import { currentKey } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { KnowledgeFiles } from "./KnowledgeFiles.ts"
 
+/** The 404 bodies of KnowledgeFiles for a missing agent or file, which a bound key gets for another space's. */
+const agentNotFound = (agentId: string) => new Errors.NotFound({ error: `agent ${agentId} not found` })
+const fileNotFound = (fileId: string) => new Errors.NotFound({ error: `knowledge file ${fileId} not found` })
+
 export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =>
   Effect.gen(function*() {
     const files = yield* KnowledgeFiles
+    const binding = yield* SpaceBinding
     return handlers
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const key = yield* currentKey
-          return { files: yield* files.list({ tenantId: key.tenantId, agentId: query.agent_id }) }
+          const listed = yield* files.list({ tenantId: key.tenantId, agentId: query.agent_id })
+          const reachable = yield* binding.reachableAgents(key)
+          return { files: reachable === undefined ? listed : listed.filter((file) => reachable.has(file.agent_id)) }
         }).pipe(orDieOnSql))
       .handle("ingest", ({ payload }) =>
-        Effect.flatMap(currentKey, (key) =>
-          files.ingest({ tenantId: key.tenantId, agentId: payload.agent_id, filename: payload.filename, content: payload.content })).pipe(
-            orDieOnSql
-          ))
+        Effect.gen(function*() {
+          const key = yield* currentKey
+          if (!(yield* binding.reachesAgent(key, payload.agent_id))) return yield* agentNotFound(payload.agent_id)
+          return yield* files.ingest({
+            tenantId: key.tenantId,
+            agentId: payload.agent_id,
+            filename: payload.filename,
+            content: payload.content
+          })
+        }).pipe(orDieOnSql))
       .handle("delete", ({ params }) =>
         Effect.gen(function*() {
           const key = yield* currentKey
+          const file = yield* files.get({ tenantId: key.tenantId, fileId: params.id })
+          if (!(yield* binding.reachesAgent(key, file.agent_id))) return yield* fileNotFound(params.id)
           yield* files.remove({ tenantId: key.tenantId, fileId: params.id })
           return { success: true as const, message: "Knowledge file and its chunks deleted." }
         }).pipe(orDieOnSql))

@@ -40,11 +40,15 @@ export interface ChunkInsert {
   readonly embedding: ReadonlyArray<number>
 }
 
-const fileColumns = `id, tenant_id, agent_id, filename, content_summary, status, error, size_bytes, chunk_count, attempts,
-  uploaded_at, processed_at`
+/** A chunk of a claimed file, at its place in the file. */
+export interface FileChunk extends ChunkInsert {
+  readonly file: ClaimedFile
+  readonly ordinal: number
+}
 
-/** How many chunks go into one INSERT (each carries its embedding as text). */
-const insertBatch = 200
+const fileColumns =
+  `id, tenant_id, agent_id, filename, content_summary, status, error, size_bytes, chunk_count, attempts,
+  uploaded_at, processed_at`
 
 const number = (x: number) => (Number.isFinite(x) ? x.toPrecision(7) : "0")
 const realArray = (vector: ReadonlyArray<number>) => `{${vector.map(number).join(",")}}`
@@ -72,15 +76,28 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
   readonly claimDue: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<ClaimedFile>, SqlError>
   /** Puts ready files embedded by another model back in the queue (the embedding model changed). */
   readonly requeueOtherModels: (model: string) => Effect.Effect<number, SqlError>
+  /** Pushes the lease of files still being processed by these attempts `lease` into the future (the heartbeat). */
+  readonly extendLeases: (files: ReadonlyArray<ClaimedFile>, lease: Duration.Duration) => Effect.Effect<void, SqlError>
   /**
-   * Stores a processed file's chunks and marks it ready, in one transaction;
-   * false (nothing written) when this attempt lost its lease or the file was deleted.
+   * Writes chunks of files in one statement (any number of files), each only
+   * while its attempt still holds the file. Safe to repeat: a chunk already
+   * written (by this attempt or an earlier one of the same content) is
+   * overwritten. The chunks stay out of search until the file is `ready`.
    */
-  readonly complete: (file: ClaimedFile, result: {
-    readonly summary: string
-    readonly model: string
-    readonly chunks: ReadonlyArray<ChunkInsert>
-  }) => Effect.Effect<boolean, SqlError>
+  readonly storeChunks: (model: string, chunks: ReadonlyArray<FileChunk>) => Effect.Effect<void, SqlError>
+  /**
+   * Marks files ready, with their summaries and chunk counts, in one short
+   * transaction that also drops chunks beyond each file's count; returns the
+   * ids it marked (not those whose attempt lost its lease, or that were deleted).
+   */
+  readonly markReady: (
+    model: string,
+    files: ReadonlyArray<{
+      readonly file: ClaimedFile
+      readonly summary: string
+      readonly chunkCount: number
+    }>
+  ) => Effect.Effect<ReadonlySet<string>, SqlError>
   /** Back to pending after a transient failure, due again after `delay`. */
   readonly retryLater: (file: ClaimedFile, error: string, delay: Duration.Duration) => Effect.Effect<void, SqlError>
   /** Marks the file failed for good, with the reason. */
@@ -93,25 +110,76 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
       const capabilities = yield* SearchCapabilities
       const columns = sql.literal(fileColumns)
 
-      const insertChunks = (file: ClaimedFile, model: string, chunks: ReadonlyArray<ChunkInsert>, from: number) => {
-        const batch = chunks.slice(from, from + insertBatch)
-        const ordinals = batch.map((_, i) => from + i)
-        const contents = batch.map((chunk) => chunk.content)
-        const embeddings = batch.map((chunk) => realArray(chunk.embedding))
-        const dims = batch[0]?.embedding.length ?? 0
-        return capabilities.pgvector
+      const storeChunks = (model: string, chunks: ReadonlyArray<FileChunk>) => {
+        if (chunks.length === 0) return Effect.void
+        const fileIds = chunks.map((chunk) => chunk.file.id)
+        const tenantIds = chunks.map((chunk) => chunk.file.tenant_id)
+        const agentIds = chunks.map((chunk) => chunk.file.agent_id)
+        const attempts = chunks.map((chunk) => chunk.file.attempts)
+        const ordinals = chunks.map((chunk) => chunk.ordinal)
+        const contents = chunks.map((chunk) => chunk.content)
+        const embeddings = chunks.map((chunk) => realArray(chunk.embedding))
+        const dims = chunks.map((chunk) => chunk.embedding.length)
+        // Only the attempt holding the file writes.
+        const owned = sql`EXISTS (
+          SELECT 1 FROM knowledge_files f WHERE f.id = c.file_id AND f.status = 'processing' AND f.attempts = c.attempt)`
+        return (capabilities.pgvector
           ? sql`
               INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
                                             embedding_dims, embedding_vector)
-              SELECT ${file.id}, ${file.tenant_id}, ${file.agent_id}, c.ordinal, c.content, c.embedding::real[], ${model},
-                     ${dims}, c.vector::vector
-              FROM unnest(${ordinals}::int[], ${contents}::text[], ${embeddings}::text[], ${batch.map((chunk) => vectorText(chunk.embedding))}::text[])
-                AS c (ordinal, content, embedding, vector)`
+              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims,
+                     c.vector::vector
+              FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
+                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[],
+                          ${chunks.map((chunk) => vectorText(chunk.embedding))}::text[])
+                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims, vector)
+              WHERE ${owned}
+              ON CONFLICT (file_id, ordinal) DO UPDATE
+              SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
+                  embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`
           : sql`
               INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
                                             embedding_dims)
-              SELECT ${file.id}, ${file.tenant_id}, ${file.agent_id}, c.ordinal, c.content, c.embedding::real[], ${model}, ${dims}
-              FROM unnest(${ordinals}::int[], ${contents}::text[], ${embeddings}::text[]) AS c (ordinal, content, embedding)`
+              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims
+              FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
+                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[])
+                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims)
+              WHERE ${owned}
+              ON CONFLICT (file_id, ordinal) DO UPDATE
+              SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
+                  embedding_dims = excluded.embedding_dims`).pipe(Effect.asVoid)
+      }
+
+      const markReady = (
+        model: string,
+        files: ReadonlyArray<{ readonly file: ClaimedFile; readonly summary: string; readonly chunkCount: number }>
+      ) => {
+        if (files.length === 0) return Effect.succeed(new Set<string>())
+        const done = JSON.stringify(files.map(({ chunkCount, file, summary }) => ({
+          id: file.id,
+          attempts: file.attempts,
+          summary,
+          chunk_count: chunkCount
+        })))
+        return sql.withTransaction(Effect.gen(function*() {
+          const marked = yield* sql<{ id: string; chunk_count: number }>`
+            UPDATE knowledge_files f
+            SET status = 'ready', content_summary = d.summary, chunk_count = d.chunk_count, embedding_model = ${model},
+                processed_at = now(), locked_until = NULL, error = NULL
+            FROM jsonb_to_recordset(${done}::jsonb) AS d (id uuid, attempts int, summary text, chunk_count int)
+            WHERE f.id = d.id AND f.status = 'processing' AND f.attempts = d.attempts
+            RETURNING f.id, f.chunk_count`
+          if (marked.length > 0) {
+            // Chunks an earlier attempt (or another model's chunking) left beyond the new count.
+            yield* sql`
+              DELETE FROM knowledge_chunks c
+              USING unnest(${marked.map((row) => row.id)}::uuid[], ${
+              marked.map((row) => row.chunk_count)
+            }::int[]) AS m (id, chunk_count)
+              WHERE c.file_id = m.id AND c.ordinal >= m.chunk_count`
+          }
+          return new Set(marked.map((row) => row.id))
+        }))
       }
 
       return KnowledgeRepo.of({
@@ -132,7 +200,9 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
           ),
         listFiles: (tenantId, agentId) =>
           agentId === undefined
-            ? sql<FileRow>`SELECT ${columns} FROM knowledge_files WHERE tenant_id = ${tenantId} ORDER BY uploaded_at, id`
+            ? sql<
+              FileRow
+            >`SELECT ${columns} FROM knowledge_files WHERE tenant_id = ${tenantId} ORDER BY uploaded_at, id`
             : sql<FileRow>`
                 SELECT ${columns} FROM knowledge_files
                 WHERE tenant_id = ${tenantId} AND agent_id = ${agentId} ORDER BY uploaded_at, id`,
@@ -169,21 +239,16 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
               RETURNING id`,
             (rows) => rows.length
           ),
-        complete: (file, result) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const owned = yield* sql`
-              UPDATE knowledge_files
-              SET status = 'ready', content_summary = ${result.summary}, chunk_count = ${result.chunks.length},
-                  embedding_model = ${result.model}, processed_at = now(), locked_until = NULL, error = NULL
-              WHERE id = ${file.id} AND status = 'processing' AND attempts = ${file.attempts}
-              RETURNING id`
-            if (owned.length === 0) return false
-            yield* sql`DELETE FROM knowledge_chunks WHERE file_id = ${file.id}`
-            for (let from = 0; from < result.chunks.length; from += insertBatch) {
-              yield* insertChunks(file, result.model, result.chunks, from)
-            }
-            return true
-          })),
+        extendLeases: (files, lease) =>
+          files.length === 0 ? Effect.void : Effect.asVoid(sql`
+            UPDATE knowledge_files f
+            SET locked_until = now() + ${Duration.toMillis(lease)}::int * interval '1 millisecond'
+            FROM unnest(${files.map((file) => file.id)}::uuid[], ${
+            files.map((file) => file.attempts)
+          }::int[]) AS h (id, attempts)
+            WHERE f.id = h.id AND f.status = 'processing' AND f.attempts = h.attempts`),
+        storeChunks,
+        markReady,
         retryLater: (file, error, delay) =>
           Effect.asVoid(sql`
             UPDATE knowledge_files

@@ -65,7 +65,8 @@ const queryWords = (query: string) => {
     const plain = normalize(word)
     if (stopwords.has(plain) || word.length < 2) continue
     // Accented words are matched as written (the index keeps accents).
-    const prefix = plain !== word ? word : stem(word).replace(/(?<=.{3})[ye]$/u, "")
+    // Porter stems end in `i` where the word ends in `y` (policy → polici): cut it, so `polic:*` matches both forms.
+    const prefix = plain !== word ? word : stem(word).replace(/(?<=.{3})[yei]$/u, "")
     result.add(prefix)
     if (result.size >= maxQueryTerms) break
   }
@@ -97,7 +98,12 @@ export class Retrieval extends Context.Service<Retrieval, {
         score
       })
 
-      const byVector = (tenantId: string, agentIds: ReadonlyArray<string>, vector: ReadonlyArray<number>, limit: number) => {
+      const byVector = (
+        tenantId: string,
+        agentIds: ReadonlyArray<string>,
+        vector: ReadonlyArray<number>,
+        limit: number
+      ) => {
         // The dimension is part of the indexed expression, so it is written into the statement.
         const dims = sql.literal(String(vector.length))
         const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
@@ -116,7 +122,13 @@ export class Retrieval extends Context.Service<Retrieval, {
         })).pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
       }
 
-      const byWords = (tenantId: string, agentIds: ReadonlyArray<string>, query: string, vector: ReadonlyArray<number>, limit: number) => {
+      const byWords = (
+        tenantId: string,
+        agentIds: ReadonlyArray<string>,
+        query: string,
+        vector: ReadonlyArray<number>,
+        limit: number
+      ) => {
         const words = queryWords(query)
         if (words.length === 0) return Effect.succeed([])
         const tsQuery = words.map((word) => `${word}:*`).join(" | ")

@@ -33,17 +33,20 @@ export class SearchCapabilities extends Context.Service<SearchCapabilities, {
           EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS trigram`
       const indexed = new Set<number>()
       const ensureVectorIndex = (dimensions: number) =>
-        !row.pgvector || indexed.has(dimensions) || !Number.isInteger(dimensions) || dimensions <= 0 || dimensions > 16_000
+        !row.pgvector || indexed.has(dimensions) || !Number.isInteger(dimensions) || dimensions <= 0 ||
+          dimensions > 16_000
           ? Effect.void
           : sql.unsafe(`
               CREATE INDEX IF NOT EXISTS knowledge_chunks_vector_${dimensions}_idx ON knowledge_chunks
               USING hnsw ((embedding_vector::vector(${dimensions})) vector_cosine_ops)
               WHERE embedding_dims = ${dimensions}`).pipe(
-              // Two replicas creating it at once: the loser's error means the index exists.
-              Effect.catch((error) => Effect.logWarning(`could not create the vector index for ${dimensions} dimensions`, error)),
-              Effect.tap(() => Effect.sync(() => indexed.add(dimensions))),
-              Effect.asVoid
-            )
+            // Two replicas creating it at once: the loser's error means the index exists.
+            Effect.catch((error) =>
+              Effect.logWarning(`could not create the vector index for ${dimensions} dimensions`, error)
+            ),
+            Effect.tap(() => Effect.sync(() => indexed.add(dimensions))),
+            Effect.asVoid
+          )
       return SearchCapabilities.of({ pgvector: row.pgvector, trigram: row.trigram, ensureVectorIndex })
     })
   )

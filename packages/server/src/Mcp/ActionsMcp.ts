@@ -14,13 +14,16 @@
  *
  * Tools follow the rules of `POST /v1/actions/{id}/execute`, through the same
  * `ActionRunner`: a space-bound key sees and runs only the actions of its
- * space's agents, an unknown tool (or one outside the space) is the same
- * "unknown tool" error, a remote failure is a result with `isError: true`
+ * space's agents, an unknown tool (or one outside the space) is the
+ * JSON-RPC error -32602 "Unknown tool" (MCP spec, "Tools: error handling"),
+ * never run; a remote failure is a result with `isError: true`
  * carrying the ActionResponse (its `status_code` and failure message), and
- * every call is recorded with supervision `autonomous`.
+ * every call is recorded with channel `mcp` and triggered by the key: supervision
+ * `autonomous` (or `shadow` for an action in shadow mode, which is not called).
  */
-import { Context, Effect, Layer, Schema } from "effect"
 import { type Actions, type Errors, type KeyPrincipal } from "@agent-platform/domain"
+import { Context, Effect, Layer, Schema } from "effect"
+import { boundSpace } from "../Access/SpaceBinding.ts"
 import { ActionCatalog } from "../Actions/ActionCatalog.ts"
 import { ActionRunner } from "../Actions/ActionRunner.ts"
 import { ServiceVersion } from "../Platform/ServiceVersion.ts"
@@ -34,7 +37,8 @@ export type ProtocolVersion = typeof protocolVersions[number]
 /** The revision of requests that do not say (spec 2025-06-18: "assume 2025-03-26"). */
 export const defaultProtocolVersion: ProtocolVersion = "2025-03-26"
 
-export const isProtocolVersion = (value: string): value is ProtocolVersion => (protocolVersions as ReadonlyArray<string>).includes(value)
+export const isProtocolVersion = (value: string): value is ProtocolVersion =>
+  (protocolVersions as ReadonlyArray<string>).includes(value)
 
 /** The client's revision when this server speaks it, else the latest this server speaks (spec: lifecycle). */
 const negotiate = (requested: string): ProtocolVersion =>
@@ -74,13 +78,17 @@ export class ActionsMcp extends Context.Service<ActionsMcp, {
       const catalog = yield* ActionCatalog
       const runner = yield* ActionRunner
 
-      const toolsOf = (key: KeyPrincipal) => Effect.map(catalog.runnable(key.tenantId, key.spaceId), actionTools)
+      const toolsOf = (key: KeyPrincipal) => Effect.map(catalog.runnable(key.tenantId, boundSpace(key)), actionTools)
 
       const initialize = (id: JsonRpc.RequestId, params: unknown) =>
         Effect.gen(function*() {
           const decoded = Schema.decodeUnknownOption(InitializeParams)(params)
           if (decoded._tag === "None") {
-            return JsonRpc.failure(id, JsonRpc.codes.invalidParams, "initialize needs params.protocolVersion (a string)")
+            return JsonRpc.failure(
+              id,
+              JsonRpc.codes.invalidParams,
+              "initialize needs params.protocolVersion (a string)"
+            )
           }
           return JsonRpc.success(id, {
             protocolVersion: negotiate(decoded.value.protocolVersion),
@@ -103,17 +111,23 @@ export class ActionsMcp extends Context.Service<ActionsMcp, {
         Effect.gen(function*() {
           const decoded = Schema.decodeUnknownOption(CallToolParams)(params)
           if (decoded._tag === "None") {
-            return JsonRpc.failure(id, JsonRpc.codes.invalidParams, "tools/call needs params.name (a string) and params.arguments (an object)")
+            return JsonRpc.failure(
+              id,
+              JsonRpc.codes.invalidParams,
+              "tools/call needs params.name (a string) and params.arguments (an object)"
+            )
           }
           const { name } = decoded.value
           const tool = resolveTool(yield* toolsOf(key), name)
+          // MCP spec: an unknown tool is a protocol error (-32602). Only listed tools run, so an action
+          // outside the key's space and a missing one look the same (spec rule 3).
+          if (tool === undefined) return JsonRpc.failure(id, JsonRpc.codes.invalidParams, `Unknown tool: ${name}`)
           const outcome = yield* runner.execute({
             tenantId: key.tenantId,
-            caller: { kind: "key", keyId: key.keyId, spaceId: key.spaceId },
-            // An unknown name goes to the runner as it is: it then answers exactly as execute does for a missing action.
-            actionId: tool?.actionId ?? name,
+            caller: { kind: "key", keyId: key.keyId, spaceId: boundSpace(key) },
+            actionId: tool.actionId,
             params: decoded.value.arguments ?? {},
-            supervision: "autonomous"
+            trigger: { type: "key", keyId: key.keyId, channel: "mcp" }
           }).pipe(Effect.result)
           if (outcome._tag === "Success") return JsonRpc.success(id, toolResult(outcome.success, false, version))
           const error: Errors.NotFound | Errors.InvalidRequest | Actions.ActionFailed = outcome.failure
@@ -123,11 +137,14 @@ export class ActionsMcp extends Context.Service<ActionsMcp, {
               return JsonRpc.success(id, toolResult(body, true, version))
             }
             case "NotFound":
-              // Spec rule 3: an action outside the key's space and a missing one look the same.
+              // The action was deleted or moved out of the space between listing and running it.
               return JsonRpc.failure(id, JsonRpc.codes.invalidParams, `Unknown tool: ${name}`)
             case "InvalidRequest":
               return argumentErrorsAreResults(version)
-                ? JsonRpc.success(id, { content: [{ type: "text", text: `Invalid arguments: ${error.error}` }], isError: true })
+                ? JsonRpc.success(id, {
+                  content: [{ type: "text", text: `Invalid arguments: ${error.error}` }],
+                  isError: true
+                })
                 : JsonRpc.failure(id, JsonRpc.codes.invalidParams, `Invalid arguments for tool ${name}: ${error.error}`)
           }
         })

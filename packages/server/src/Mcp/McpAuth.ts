@@ -6,8 +6,8 @@
  * /v1/actions/{id}/execute` (60/min across both); every other request counts
  * in the `data` class (300/min). The key's own `rate_limit_rpm` applies too.
  */
-import { Context, Effect, Layer } from "effect"
 import type { KeyPrincipal, RateLimitClass, Scope } from "@agent-platform/domain"
+import { Context, Effect, Layer } from "effect"
 import { ApiKeys } from "../Keys/ApiKeys.ts"
 import { type RateLimitOutcome, RateLimits } from "../Platform/RateLimits.ts"
 
@@ -42,7 +42,11 @@ export class McpAuth extends Context.Service<McpAuth, {
       const authenticate = Effect.fnUntraced(function*(authorization: string | undefined) {
         const bearer = bearerOf(authorization)
         if (bearer === undefined) {
-          return { _tag: "Refused", status: 401, message: "Missing API key: send Authorization: Bearer sk_live_..." } as const
+          return {
+            _tag: "Refused",
+            status: 401,
+            message: "Missing API key: send Authorization: Bearer sk_live_..."
+          } as const
         }
         const key = yield* keys.verify(bearer).pipe(Effect.orDie)
         if (key === undefined) return { _tag: "Refused", status: 401, message: "Invalid or revoked API key." } as const

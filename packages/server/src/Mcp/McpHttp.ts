@@ -14,11 +14,11 @@
  *   rebinding defence), 429 (rate limit, with `Retry-After`), 400 (JSON that
  *   does not parse, an unsupported `MCP-Protocol-Version`).
  */
+import type { KeyPrincipal } from "@agent-platform/domain"
 import { Effect, Option, Schema } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type { KeyPrincipal } from "@agent-platform/domain"
 import { ServerConfig } from "../Platform/Config.ts"
 import { applyLimitHeaders, exceededMessage } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
@@ -38,7 +38,11 @@ const parseJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknow
 
 const methodNotAllowed = Effect.succeed(
   reply(
-    JsonRpc.failure(null, JsonRpc.codes.invalidRequest, "Method not allowed: this MCP server is stateless and answers POST only."),
+    JsonRpc.failure(
+      null,
+      JsonRpc.codes.invalidRequest,
+      "Method not allowed: this MCP server is stateless and answers POST only."
+    ),
     405,
     { allow: "POST" }
   )
@@ -63,10 +67,14 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
     Effect.fnUntraced(function*(raw: unknown): Effect.fn.Return<Answer> {
       const decoded = JsonRpc.decodeMessage(raw)
       if (decoded._tag === "Failure") {
-        const id = typeof raw === "object" && raw !== null && "id" in raw && (typeof raw.id === "string" || typeof raw.id === "number")
+        const id = typeof raw === "object" && raw !== null && "id" in raw &&
+            (typeof raw.id === "string" || typeof raw.id === "number")
           ? raw.id
           : null
-        return { response: JsonRpc.failure(id, JsonRpc.codes.invalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"), status: 400 }
+        return {
+          response: JsonRpc.failure(id, JsonRpc.codes.invalidRequest, "Invalid Request: not a JSON-RPC 2.0 message"),
+          status: 400
+        }
       }
       const message = decoded.success
       if (!JsonRpc.isRequest(message)) return undefined
@@ -85,7 +93,11 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
 
   const post = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
     if (!originAllowed(request.headers.origin)) {
-      return refuse(403, JsonRpc.codes.unauthorized, `Origin ${request.headers.origin} is not allowed: add it to CORS_ORIGINS.`)
+      return refuse(
+        403,
+        JsonRpc.codes.unauthorized,
+        `Origin ${request.headers.origin} is not allowed: add it to CORS_ORIGINS.`
+      )
     }
     const authenticated = yield* auth.authenticate(request.headers.authorization)
     if (authenticated._tag === "Refused") {

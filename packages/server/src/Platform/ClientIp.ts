@@ -16,13 +16,16 @@ export const parseIp = (raw: string): NetAddress.IpAddress | undefined => {
 }
 
 /** The current request's client IP, when it can be told. */
-export const clientIp: Effect.Effect<NetAddress.IpAddress | undefined, never, HttpServerRequest.HttpServerRequest | ServerConfig> =
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const config = yield* ServerConfig
-    if (config.trustProxy) {
-      const forwarded = request.headers["x-forwarded-for"]
-      if (forwarded !== undefined && forwarded.length > 0) return parseIp(forwarded.split(",")[0])
-    }
-    return Option.match(request.remoteAddress, { onNone: () => undefined, onSome: parseIp })
-  })
+export const clientIp: Effect.Effect<
+  NetAddress.IpAddress | undefined,
+  never,
+  HttpServerRequest.HttpServerRequest | ServerConfig
+> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const config = yield* ServerConfig
+  if (config.trustProxy) {
+    const forwarded = request.headers["x-forwarded-for"]
+    if (forwarded !== undefined && forwarded.length > 0) return parseIp(forwarded.split(",")[0])
+  }
+  return Option.match(request.remoteAddress, { onNone: () => undefined, onSome: parseIp })
+})

@@ -34,6 +34,11 @@ export interface ServerConfigShape {
   readonly trustProxy: boolean
   /** Largest JSON body accepted, in bytes (ingest allows its own, larger, limit). */
   readonly maxBodyBytes: number
+  /** Time a client has to send a request's headers, and the whole request; slower ones get 408. */
+  readonly httpHeadersTimeoutMs: number
+  readonly httpRequestTimeoutMs: number
+  /** Open connections one client address may hold (a proxy in front counts as one address). */
+  readonly maxConnectionsPerIp: number
   /** Period of the scheduled workers' cycle, in milliseconds. */
   readonly cronIntervalMs: number
   readonly actionsTimeoutMs: number
@@ -61,7 +66,10 @@ const list = (name: string) =>
 export const serverConfig = Config.all({
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   // 0 asks the OS for a free port (tests).
-  port: Config.schema(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65535 })), "PORT")
+  port: Config.schema(
+    Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65535 })),
+    "PORT"
+  )
     .pipe(Config.withDefault(8080)),
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   dataDir: Config.NonEmptyString("DATA_DIR").pipe(Config.withDefault("./.data")),
@@ -80,6 +88,9 @@ export const serverConfig = Config.all({
   corsOrigins: list("CORS_ORIGINS"),
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   maxBodyBytes: positiveInt("MAX_BODY_BYTES", 1024 * 1024),
+  httpHeadersTimeoutMs: positiveInt("HTTP_HEADERS_TIMEOUT_MS", 10_000),
+  httpRequestTimeoutMs: positiveInt("HTTP_REQUEST_TIMEOUT_MS", 120_000),
+  maxConnectionsPerIp: positiveInt("MAX_CONNECTIONS_PER_IP", 128),
   cronIntervalMs: positiveInt("CRON_INTERVAL_MS", 30_000),
   actionsTimeoutMs: positiveInt("ACTIONS_TIMEOUT_MS", 10_000),
   actionsMaxResponseBytes: positiveInt("ACTIONS_MAX_RESPONSE_BYTES", 1024 * 1024),

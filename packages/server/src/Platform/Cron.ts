@@ -4,14 +4,15 @@
  * completed cycle it publishes the time to the key-value store, where
  * `/health` reads it — from any replica, since the store is shared.
  */
+import type { Health } from "@agent-platform/domain"
 import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
 import * as KeyValueStore from "effect/persistence/KeyValueStore"
-import type { Health } from "@agent-platform/domain"
 import { ServerConfig } from "./Config.ts"
 
 export type WorkerName = "jobs" | "api"
 
-const tickKey = (worker: WorkerName) => `cron:last_tick:${worker}`
+/** Where a worker publishes its last completed cycle. */
+export const tickKey = (worker: WorkerName) => `cron:last_tick:${worker}`
 
 /** One step of a worker's cycle, registered by the feature that owns it. */
 export interface CycleStep {
@@ -23,6 +24,8 @@ export interface CycleStep {
 export class CronTicks extends Context.Service<CronTicks, {
   readonly publish: (worker: WorkerName) => Effect.Effect<void, KeyValueStore.KeyValueStoreError>
   readonly read: (worker: WorkerName) => Effect.Effect<Health.CronTick>
+  /** The tick a value read from `tickKey(worker)` describes (undefined: never published). */
+  readonly fromValue: (value: string | undefined) => Effect.Effect<Health.CronTick>
 }>()("@agent-platform/server/Platform/CronTicks") {
   static readonly layer = Layer.effect(
     CronTicks,
@@ -31,12 +34,8 @@ export class CronTicks extends Context.Service<CronTicks, {
       const config = yield* ServerConfig
       const publish = (worker: WorkerName) =>
         Effect.flatMap(DateTime.now, (now) => kv.set(tickKey(worker), DateTime.formatIso(now)))
-      const read = (worker: WorkerName) =>
+      const fromValue = (value: string | undefined) =>
         Effect.gen(function*() {
-          const value = yield* kv.get(tickKey(worker)).pipe(
-            Effect.timeout("1 second"),
-            Effect.orElseSucceed(() => undefined)
-          )
           const last = value === undefined ? Option.none() : DateTime.make(value)
           if (Option.isNone(last)) return { state: "unknown" as const, last_tick_at: null, age_seconds: null }
           const now = yield* DateTime.now
@@ -44,7 +43,13 @@ export class CronTicks extends Context.Service<CronTicks, {
           const state: Health.CronState = ageMs <= 2 * config.cronIntervalMs ? "ok" : "stale"
           return { state, last_tick_at: DateTime.formatIso(last.value), age_seconds: Math.floor(ageMs / 1000) }
         })
-      return CronTicks.of({ publish, read })
+      const read = (worker: WorkerName) =>
+        kv.get(tickKey(worker)).pipe(
+          Effect.timeout("1 second"),
+          Effect.orElseSucceed(() => undefined),
+          Effect.flatMap(fromValue)
+        )
+      return CronTicks.of({ publish, read, fromValue })
     })
   )
 }
@@ -63,7 +68,9 @@ export const runWorker = (worker: WorkerName, steps: ReadonlyArray<CycleStep>) =
       for (const step of steps) {
         yield* step.run.pipe(
           Effect.uninterruptible,
-          Effect.catchCause((cause) => Effect.logWarning(`cron step ${step.name} failed; it runs again next cycle`, cause))
+          Effect.catchCause((cause) =>
+            Effect.logWarning(`cron step ${step.name} failed; it runs again next cycle`, cause)
+          )
         )
       }
       yield* ticks.publish(worker).pipe(

@@ -50,10 +50,11 @@ export const migrate = runMigrations.pipe(
   Effect.tap((applied) =>
     applied.length === 0
       ? Effect.void
-      : Effect.logInfo(`applied ${applied.length} migration(s): ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`)
+      : Effect.logInfo(
+        `applied ${applied.length} migration(s): ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`
+      )
   )
 )
 
 /** Runs the migrations when built; everything that queries depends on it. */
 export const MigrationsLive = Layer.effectDiscard(migrate)
-

@@ -13,7 +13,10 @@ const isInfrastructureError = (error: unknown): boolean => {
 
 /** Turns SQL failures into defects, keeping every other error typed. */
 export const orDieOnSql = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
-  Effect.catch(self, (error) => (isInfrastructureError(error) ? Effect.die(error) : Effect.fail(error))) as Effect.Effect<
+  Effect.catch(
+    self,
+    (error) => (isInfrastructureError(error) ? Effect.die(error) : Effect.fail(error))
+  ) as Effect.Effect<
     A,
     Exclude<E, SqlError>,
     R

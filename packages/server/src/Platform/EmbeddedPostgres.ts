@@ -27,13 +27,14 @@
  *
  * @since 1.0.0
  */
-import { PGlite } from "@electric-sql/pglite"
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
-import { vector } from "@electric-sql/pglite-pgvector"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import { PGlite } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import { NodeFS } from "@electric-sql/pglite/nodefs"
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as Scope from "effect/Scope"
-import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -100,9 +101,38 @@ export const lockFileName = ".lock"
  */
 const heldDataDirs = new Set<string>()
 
-const isAlive = (pid: number): boolean => {
+/**
+ * A process's state and start time from `/proc/<pid>/stat` (Linux), or
+ * undefined where there is no such file (another OS, or no such process).
+ */
+const procStat = (pid: number): { readonly state: string; readonly startTime: string } | undefined => {
   try {
-    process.kill(pid, 0)
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The command name (field 2) may contain spaces and parentheses: fields are counted after its last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return { state: fields[0] ?? "", startTime: fields[19] ?? "" }
+  } catch {
+    return undefined
+  }
+}
+
+/** This process's start time, written into the lock so that a reused pid is told apart. */
+const ownStartTime = (): string => procStat(process.pid)?.startTime ?? ""
+
+/**
+ * Whether the lock's owner still runs. A process killed with `kill -9` stays
+ * a zombie until its parent reaps it, and `kill(pid, 0)` succeeds on a
+ * zombie: on Linux, its state in `/proc` says it is dead (Z, X), and a start
+ * time other than the lock's says the pid now belongs to another process.
+ */
+const isAlive = (owner: LockOwner): boolean => {
+  const stat = procStat(owner.pid)
+  if (stat !== undefined) {
+    if (stat.state === "Z" || stat.state === "X" || stat.state === "x") return false
+    return owner.startTime === "" || stat.startTime === "" || stat.startTime === owner.startTime
+  }
+  try {
+    process.kill(owner.pid, 0)
     return true
   } catch (error) {
     // EPERM: the process exists but belongs to another user.
@@ -110,13 +140,47 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
-const readLockPid = (lockPath: string): number | undefined => {
+interface LockOwner {
+  readonly pid: number
+  readonly startTime: string
+}
+
+const readLockOwner = (lockPath: string): LockOwner | undefined => {
   try {
-    const pid = Number.parseInt(Fs.readFileSync(lockPath, "utf8").trim(), 10)
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+    const [pidLine = "", startTime = ""] = Fs.readFileSync(lockPath, "utf8").split("\n")
+    const pid = Number.parseInt(pidLine.trim(), 10)
+    return Number.isInteger(pid) && pid > 0 ? { pid, startTime: startTime.trim() } : undefined
   } catch {
     return undefined
   }
+}
+
+const lockContent = () => `${process.pid}\n${ownStartTime()}\n`
+
+/**
+ * Keeps the data directory private whatever the umask: the directory and
+ * every directory below it 0700, every file 0600 (files an older version left
+ * wider are narrowed), and this process's umask 077 for what the process
+ * creates there itself (PGlite's own files: see {@link PrivateNodeFS}).
+ */
+const securePermissions = (dataDir: string): void => {
+  Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  try {
+    process.umask(0o077)
+  } catch {
+    // Worker threads cannot change the umask; the chmod below still narrows what exists.
+  }
+  const narrow = (path: string) => {
+    const stat = Fs.lstatSync(path)
+    if (stat.isSymbolicLink()) return
+    if (stat.isDirectory()) {
+      if ((stat.mode & 0o777) !== 0o700) Fs.chmodSync(path, 0o700)
+      for (const entry of Fs.readdirSync(path)) narrow(Path.join(path, entry))
+    } else if ((stat.mode & 0o777) !== 0o600) {
+      Fs.chmodSync(path, 0o600)
+    }
+  }
+  narrow(dataDir)
 }
 
 const lockedError = (displayDir: string, dataDir: string, pid: number) =>
@@ -135,27 +199,30 @@ const lockedError = (displayDir: string, dataDir: string, pid: number) =>
  * whose pid is alive (or held by this process) fails with `DataDirLocked`; a
  * lock left by a dead process is taken over.
  */
-const acquireLockFile = (displayDir: string, dataDir: string): Effect.Effect<string, DataDirLocked | EmbeddedPostgresError> =>
+const acquireLockFile = (
+  displayDir: string,
+  dataDir: string
+): Effect.Effect<string, DataDirLocked | EmbeddedPostgresError> =>
   Effect.suspend((): Effect.Effect<string, DataDirLocked | EmbeddedPostgresError> => {
     const lockPath = Path.join(dataDir, lockFileName)
     try {
-      Fs.mkdirSync(dataDir, { recursive: true })
+      securePermissions(dataDir)
       for (let attempt = 0; attempt < 5; attempt++) {
         if (heldDataDirs.has(dataDir)) {
           return Effect.fail(lockedError(displayDir, dataDir, process.pid))
         }
         try {
-          Fs.writeFileSync(lockPath, `${process.pid}\n`, { flag: "wx" })
+          Fs.writeFileSync(lockPath, lockContent(), { flag: "wx", mode: 0o600 })
           heldDataDirs.add(dataDir)
           return Effect.succeed(lockPath)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
         }
-        const owner = readLockPid(lockPath)
-        if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
-          return Effect.fail(lockedError(displayDir, dataDir, owner))
+        const owner = readLockOwner(lockPath)
+        if (owner !== undefined && owner.pid !== process.pid && isAlive(owner)) {
+          return Effect.fail(lockedError(displayDir, dataDir, owner.pid))
         }
-        // Stale (dead pid, unreadable, or our pid from a previous incarnation).
+        // Stale (a dead or zombie owner, a reused pid, unreadable, or our pid from a previous incarnation).
         Fs.rmSync(lockPath, { force: true })
       }
       throw new Error(`could not create ${lockPath}`)
@@ -169,8 +236,39 @@ const acquireLockFile = (displayDir: string, dataDir: string): Effect.Effect<str
 const releaseLockFile = (dataDir: string, lockPath: string): Effect.Effect<void> =>
   Effect.sync(() => {
     heldDataDirs.delete(dataDir)
-    if (readLockPid(lockPath) === process.pid) Fs.rmSync(lockPath, { force: true })
+    if (readLockOwner(lockPath)?.pid === process.pid) Fs.rmSync(lockPath, { force: true })
   })
+
+/** Only the owner's permission bits: `0o666` becomes `0o600`, `0o777` `0o700` (the file-type bits stay). */
+const ownerOnly = (mode: number): number => mode & ~0o077
+
+/** The part of emscripten's NODEFS that creates nodes and sets their modes. */
+interface NodeFsOps {
+  readonly node_ops: Record<string, (...args: Array<any>) => unknown>
+  readonly stream_ops: Record<string, (...args: Array<any>) => unknown>
+}
+
+/**
+ * PGlite's Node file system, creating every file 0600 and directory 0700.
+ * PostgreSQL inside WebAssembly asks for 0666 and then `chmod`s to it
+ * explicitly, which the umask does not narrow; so the modes it asks for are
+ * narrowed to the owner's bits before they reach the disk.
+ */
+class PrivateNodeFS extends NodeFS {
+  override async init(pg: PGlite, opts: Parameters<NodeFS["init"]>[1]) {
+    const narrowModes = (mod: { readonly FS: { readonly filesystems: { readonly NODEFS: NodeFsOps } } }) => {
+      const nodefs = mod.FS.filesystems.NODEFS
+      const { mknod, setattr } = nodefs.node_ops
+      const streamSetattr = nodefs.stream_ops.setattr
+      nodefs.node_ops.mknod = (parent, name, mode: number, dev) => mknod(parent, name, ownerOnly(mode), dev)
+      nodefs.node_ops.setattr = (node, attr: { readonly mode?: number | null }) =>
+        setattr(node, attr.mode == null ? attr : { ...attr, mode: ownerOnly(attr.mode) })
+      nodefs.stream_ops.setattr = (stream, attr: { readonly mode?: number | null }) =>
+        streamSetattr(stream, attr.mode == null ? attr : { ...attr, mode: ownerOnly(attr.mode) })
+    }
+    return super.init(pg, { ...opts, preRun: [narrowModes as never, ...(opts.preRun ?? [])] })
+  }
+}
 
 // -----------------------------------------------------------------------------
 // open
@@ -200,7 +298,8 @@ export const open = Effect.fnUntraced(function*(
   const db = yield* Effect.acquireRelease(
     Effect.tryPromise({
       try: () =>
-        PGlite.create(dataDir === undefined ? "memory://" : `file://${dataDir}`, {
+        PGlite.create({
+          ...(dataDir === undefined ? { dataDir: "memory://" } : { fs: new PrivateNodeFS(dataDir) }),
           extensions: { vector, pg_trgm },
           ...(options.loadDataDir !== undefined ? { loadDataDir: options.loadDataDir } : {})
         }),
@@ -216,7 +315,7 @@ export const open = Effect.fnUntraced(function*(
   )
   if (dataDir !== undefined && options.loadDataDir !== undefined) {
     // A tarball dumped from a directory carries that directory's lock file.
-    yield* Effect.sync(() => Fs.writeFileSync(Path.join(dataDir, lockFileName), `${process.pid}\n`))
+    yield* Effect.sync(() => Fs.writeFileSync(Path.join(dataDir, lockFileName), lockContent(), { mode: 0o600 }))
   }
   return db as PGlite
 })
@@ -455,13 +554,11 @@ class VirtualConnection extends Duplex {
       return msg
     }
     let sql: string
-    let name = ""
     let sqlStart: number
     let sqlEnd: number
     if (type === 0x50 /* P: Parse */) {
       const [statement, next] = readCString(msg, 5)
-      name = statement
-      if (name !== "") this.prepared.add(name)
+      if (statement !== "") this.prepared.add(statement)
       sqlStart = next
       ;[sql, sqlEnd] = readCString(msg, next)
     } else if (type === 0x51 /* Q: Query */) {

@@ -33,20 +33,24 @@ export class Encryption extends Context.Service<Encryption, {
         const nonce = randomBytes(12)
         const cipher = createCipheriv("aes-256-gcm", key, nonce)
         const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
-        return [version, nonce.toString("base64"), body.toString("base64"), cipher.getAuthTag().toString("base64")].join(".")
+        return [version, nonce.toString("base64"), body.toString("base64"), cipher.getAuthTag().toString("base64")]
+          .join(".")
       }
       const decrypt = (ciphertext: string) =>
         Effect.try({
           try: () => {
             const [v, nonce, body, tag] = ciphertext.split(".")
-            if (v !== version || nonce === undefined || body === undefined || tag === undefined) throw new Error("unknown format")
+            if (v !== version || nonce === undefined || body === undefined || tag === undefined) {
+              throw new Error("unknown format")
+            }
             const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(nonce, "base64"))
             decipher.setAuthTag(Buffer.from(tag, "base64"))
             return Buffer.concat([decipher.update(Buffer.from(body, "base64")), decipher.final()]).toString("utf8")
           },
           catch: () =>
             new DecryptionFailed({
-              message: "cannot decrypt a stored secret: was ENCRYPTION_KEY (or SESSION_SECRET, when it is unset) changed? Set the secret again."
+              message:
+                "cannot decrypt a stored secret: was ENCRYPTION_KEY (or SESSION_SECRET, when it is unset) changed? Set the secret again."
             })
         })
       return Encryption.of({ encrypt, decrypt })

@@ -1,18 +1,25 @@
 /**
  * The edge of the HTTP server, applied to every request before routing:
  * request ids, the `/api/v1` alias of the key interface, the body size limit,
+ * what every request's text must be (valid Unicode, a JSON media type),
  * structured request logs, and the translation of whatever the API layer
- * leaves unhandled (unknown routes, malformed or invalid input, oversized
- * bodies, defects) into the contract's `{error}` bodies.
+ * leaves unhandled (unknown routes, wrong methods, malformed or invalid
+ * input, oversized bodies, defects) into the contract's `{error}` bodies —
+ * or, under a path with its own error format (SCIM), into that format: see
+ * {@link errorFormats}. What Node refuses before a request exists (bad
+ * request lines, headers too large, slow clients, too many connections from
+ * one address) is answered by {@link makeNodeServer} in the same shape.
  */
+import { Api, Errors, Knowledge, Scim } from "@agent-platform/domain"
 import { ByteSize, Cause, Effect, Layer } from "effect"
+import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as HttpApiError from "effect/http-api/HttpApiError"
-import { Knowledge } from "@agent-platform/domain"
+import { createServer, type Server } from "node:http"
+import type { Socket } from "node:net"
 import { ServerConfig } from "./Config.ts"
 import { CurrentRequestInfo, makeRequestInfo } from "./RequestInfo.ts"
 import { describeSchemaError } from "./SchemaErrors.ts"
@@ -22,8 +29,55 @@ const validRequestId = /^[A-Za-z0-9._:\-]{1,128}$/
 /** Paths whose bodies may exceed the general limit: document ingestion. */
 const isIngest = (url: string) => url.startsWith("/v1/knowledge/ingest")
 
-const errorResponse = (status: number, error: string, tag: string) =>
-  HttpServerResponse.jsonUnsafe({ error, _tag: tag }, { status })
+/** An error body in some format: its media type and its JSON value. */
+export interface ErrorBody {
+  readonly contentType: string
+  readonly body: unknown
+}
+
+/** How the errors under a path prefix look. */
+export type ErrorFormat = (status: number, error: string, tag: string) => ErrorBody
+
+/** The contract's general error body, `{error, _tag}`. */
+export const contractErrorFormat: ErrorFormat = (_status, error, tag) => ({
+  contentType: "application/json",
+  body: { error, _tag: tag }
+})
+
+/**
+ * The error formats by path prefix, first match wins; the contract's
+ * `{error}` body everywhere else. SCIM plugs its own in here (an entry
+ * below), so that errors produced by the edge and
+ * by Node (404, 405, 413, 415, 400 for malformed input, 500) under its path
+ * are in SCIM's error schema too.
+ */
+export const errorFormats: ReadonlyArray<readonly [prefix: string, format: ErrorFormat]> = [
+  ["/v1/scim", (status, error) => ({
+    contentType: Scim.mediaType,
+    body: Scim.scimError(status, error, status === 400 ? "invalidSyntax" : status === 429 ? "tooMany" : undefined)
+  })]
+]
+
+/** The error body for a request path (undefined: no request line could be read). */
+export const errorBodyFor = (path: string | undefined, status: number, error: string, tag: string): ErrorBody => {
+  const format = path === undefined
+    ? undefined
+    : errorFormats.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))
+  return (format?.[1] ?? contractErrorFormat)(status, error, tag)
+}
+
+const pathOf = (url: string) => url.split("?")[0]
+
+/** An error of the domain's `Errors` (its `_tag` names it), answered with `status`. */
+interface EdgeError {
+  readonly _tag: string
+  readonly error: string
+}
+
+const errorResponse = (path: string, status: number, failure: EdgeError, headers: Record<string, string> = {}) => {
+  const { body, contentType } = errorBodyFor(path, status, failure.error, failure._tag)
+  return HttpServerResponse.jsonUnsafe(body, { status, headers, contentType })
+}
 
 /**
  * PostgreSQL refuses NUL characters in text (SQLSTATE 22021) and jsonb
@@ -31,7 +85,9 @@ const errorResponse = (status: number, error: string, tag: string) =>
  * whichever field carried it: a 400, not a 500.
  */
 const isUnstorableText = (error: unknown): boolean => {
-  const code = (error as { readonly _tag?: string; readonly reason?: { readonly cause?: { readonly code?: unknown } } } | undefined)
+  const code = error as
+    | { readonly _tag?: string; readonly reason?: { readonly cause?: { readonly code?: unknown } } }
+    | undefined
   return code?._tag === "SqlError" && (code.reason?.cause?.code === "22021" || code.reason?.cause?.code === "22P05")
 }
 
@@ -45,54 +101,187 @@ const partLabel: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
 }
 
 /** Turns what the router and the API layer could not answer into a response. */
-const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string) =>
-(cause: Cause.Cause<unknown>) => {
+const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string) => (cause: Cause.Cause<unknown>) => {
+  const path = pathOf(request.url)
   for (const reason of cause.reasons) {
     const error = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
     if (HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders") {
       return Effect.succeed(errorResponse(
+        path,
         400,
-        `Invalid ${partLabel[error.kind]}: ${describeSchemaError(error.cause.issue)}`,
-        "InvalidRequest"
+        new Errors.InvalidRequest({
+          error: `Invalid ${partLabel[error.kind]}: ${describeSchemaError(error.cause.issue)}`
+        })
       ))
     }
     if (HttpServerError.isHttpServerError(error)) {
       const inner = error.reason
       if (inner._tag === "RouteNotFound") {
-        return Effect.succeed(errorResponse(
-          404,
-          `No route for ${request.method} ${request.url.split("?")[0]}. The API reference is at /docs.`,
-          "NotFound"
-        ))
+        const allowed = allowedMethods(path)
+        return Effect.succeed(
+          allowed.length > 0
+            ? errorResponse(
+              path,
+              405,
+              new Errors.MethodNotAllowed({
+                error: `${request.method} is not allowed on ${path}: use ${allowed.join(" or ")}.`
+              }),
+              { allow: allowed.join(", ") }
+            )
+            : errorResponse(
+              path,
+              404,
+              new Errors.NotFound({ error: `No route for ${request.method} ${path}. The API reference is at /docs.` })
+            )
+        )
       }
       if (inner._tag === "RequestParseError") {
         return Effect.succeed(
           inner.reason === "BodyTooLarge"
-            ? errorResponse(413, "Request body too large: send at most 1 MiB (2 MiB of content for ingest).", "PayloadTooLarge")
-            : errorResponse(400, "Malformed request body: send valid JSON with Content-Type: application/json.", "InvalidRequest")
+            ? errorResponse(
+              path,
+              413,
+              new Errors.PayloadTooLarge({
+                error: "Request body too large: send at most 1 MiB (2 MiB of content for ingest)."
+              })
+            )
+            : errorResponse(
+              path,
+              400,
+              new Errors.InvalidRequest({
+                error: "Malformed request body: send valid JSON with Content-Type: application/json."
+              })
+            )
         )
       }
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-      return Effect.succeed(errorResponse(413, "Request body too large.", "PayloadTooLarge"))
+      return Effect.succeed(errorResponse(path, 413, new Errors.PayloadTooLarge({ error: "Request body too large." })))
     }
     if (isUnstorableText(error)) {
       return Effect.succeed(errorResponse(
+        path,
         400,
-        "Invalid request body: text must not contain NUL (\\u0000) characters.",
-        "InvalidRequest"
+        new Errors.InvalidRequest({ error: "Invalid request body: text must not contain NUL (\\u0000) characters." })
       ))
     }
   }
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
   return Effect.logError("Unhandled error while serving a request", cause).pipe(
     Effect.as(errorResponse(
+      path,
       500,
-      `Internal server error (request ${requestId}). Retry later; if it persists, report this request id to the operator.`,
-      "InternalServerError"
+      new Errors.InternalServerError({
+        error:
+          `Internal server error (request ${requestId}). Retry later; if it persists, report this request id to the operator.`
+      })
     ))
   )
 }
+
+/** Every route the service serves: the contract's endpoints and the few routes outside it. */
+const routes: ReadonlyArray<{ readonly method: string; readonly pattern: RegExp; readonly json: boolean }> = [
+  ...Object.values(Api.groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({
+      method: endpoint.method,
+      pattern: new RegExp(
+        `^${endpoint.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]\w*/g, "[^/]+")}/?$`
+      ),
+      json: true
+    }))
+  ),
+  { method: "POST", pattern: /^\/mcp$/, json: true },
+  { method: "GET", pattern: /^\/mcp$/, json: true },
+  { method: "DELETE", pattern: /^\/mcp$/, json: true },
+  { method: "GET", pattern: /^\/openapi\.json$/, json: false },
+  { method: "GET", pattern: /^\/docs$/, json: false }
+]
+
+/** The methods a known path answers (empty for an unknown path): a 405 with `Allow`, not a 404. */
+const allowedMethods = (path: string): ReadonlyArray<string> => [
+  ...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))
+]
+
+/** The longest request target accepted (longer: 414). */
+export const maxUrlLength = 8 * 1024
+
+/** Whether a media type is JSON (`application/json`, or any `+json` type such as SCIM's). */
+const isJsonMediaType = (contentType: string) => {
+  const type = contentType.split(";")[0].trim().toLowerCase()
+  return type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)
+}
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const length = request.headers["content-length"]
+  return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
+}
+
+/** A `\uD800`–`\uDFFF` escape: the only way JSON text decoded from bytes can carry a lone surrogate. */
+const surrogateEscape = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
+
+/** A lone surrogate: in a `u` pattern a well-formed pair is one code point, so only a lone half matches. */
+const loneSurrogate = /\p{Surrogate}/u
+
+/** Whether every string (keys included) of a JSON value is well-formed UTF-16. */
+const wellFormed = (value: unknown): boolean => {
+  if (typeof value === "string") return !loneSurrogate.test(value)
+  if (Array.isArray(value)) return value.every(wellFormed)
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).every(([key, item]) => !loneSurrogate.test(key) && wellFormed(item))
+  }
+  return true
+}
+
+/**
+ * What the edge refuses before routing, in one place for every endpoint: a
+ * request target too long (414), a body that is not JSON on a JSON route
+ * (415), and text that is not valid Unicode (a lone UTF-16 surrogate such as
+ * `"\ud800"`, which JSON can spell but no database or JSON consumer accepts:
+ * 400). The body read here is the one the endpoint reads (it is cached).
+ */
+const refuseBadInput = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const path = pathOf(request.url)
+    if (request.url.length > maxUrlLength) {
+      return errorResponse(
+        path,
+        414,
+        new Errors.UriTooLong({ error: `The request URL is longer than ${maxUrlLength} characters.` })
+      )
+    }
+    if (!hasBody(request) || request.method === "GET" || request.method === "HEAD") return undefined
+    const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
+    if (route === undefined || !route.json) return undefined
+    const contentType = request.headers["content-type"] ?? ""
+    if (!isJsonMediaType(contentType)) {
+      return errorResponse(
+        path,
+        415,
+        new Errors.UnsupportedMediaType({
+          error: `Unsupported Content-Type ${
+            contentType === "" ? "(none)" : contentType
+          }: send a JSON body with Content-Type: application/json (or a +json type such as application/scim+json).`
+        })
+      )
+    }
+    const text = yield* request.text
+    if (!surrogateEscape.test(text)) return undefined
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return undefined // The endpoint answers malformed JSON itself.
+    }
+    return wellFormed(parsed)
+      ? undefined
+      : errorResponse(
+        path,
+        400,
+        new Errors.InvalidRequest({
+          error: "Invalid request body: text must be valid Unicode; a lone UTF-16 surrogate (e.g. \\ud800) is not."
+        })
+      )
+  })
 
 /** Rewrites `/api/v1/...` to `/v1/...`: the spec shows the key interface at both roots. */
 const aliasApiV1 = (request: HttpServerRequest.HttpServerRequest) =>
@@ -115,7 +304,10 @@ export const HttpEdgeLive = HttpRouter.middleware(
         const info = makeRequestInfo(requestId)
         const start = performance.now()
         const maxBody = isIngest(request.url) ? Knowledge.maxContentBytes + 64 * 1024 : config.maxBodyBytes
-        const response = yield* httpApp.pipe(
+        const response = yield* Effect.flatMap(
+          refuseBadInput(request),
+          (refused) => (refused === undefined ? httpApp : Effect.succeed(refused))
+        ).pipe(
           Effect.catchCause(recover(request, requestId)),
           Effect.provideService(HttpServerRequest.HttpServerRequest, request),
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBody)),
@@ -146,7 +338,105 @@ export const CorsLive = Layer.unwrap(Effect.gen(function*() {
   return HttpRouter.cors({
     allowedOrigins: config.corsOrigins,
     credentials: !config.corsOrigins.includes("*"),
-    exposedHeaders: ["X-Request-Id", "X-Chat-Id", "Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]
+    exposedHeaders: [
+      "X-Request-Id",
+      "X-Chat-Id",
+      "Retry-After",
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset"
+    ]
   })
 }))
 
+/** What the Node server enforces before a request reaches the edge. */
+export interface NodeServerLimits {
+  /** Time to receive a request's headers (slow headers: 408). */
+  readonly headersTimeoutMs: number
+  /** Time to receive a whole request, body included (slow bodies: 408). */
+  readonly requestTimeoutMs: number
+  /** Open connections one client address may hold; more are answered 429 and closed. */
+  readonly maxConnectionsPerIp: number
+}
+
+const statusText: Record<number, string> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  413: "Payload Too Large",
+  414: "URI Too Long",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large"
+}
+
+/** A complete HTTP/1.1 error response, written straight to a socket Node has not turned into a request. */
+const rawErrorResponse = (status: number, failure: EdgeError) => {
+  const { body, contentType } = errorBodyFor(undefined, status, failure.error, failure._tag)
+  const text = JSON.stringify(body)
+  return `HTTP/1.1 ${status} ${statusText[status] ?? "Error"}\r\nContent-Type: ${contentType}\r\nContent-Length: ${
+    Buffer.byteLength(text)
+  }\r\nConnection: close\r\n\r\n${text}`
+}
+
+/** How Node's parser refusals are answered, by error code. */
+const clientErrorAnswer = (code: string | undefined): readonly [number, EdgeError] => {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return [
+        431,
+        new Errors.HeadersTooLarge({
+          error: "Request headers (or the request line) too large: send at most 16 KiB of them."
+        })
+      ]
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [
+        408,
+        new Errors.RequestTimeout({
+          error: "The request was not received in time: send the headers and body without pausing."
+        })
+      ]
+    default:
+      return [400, new Errors.InvalidRequest({ error: "Malformed HTTP request: the server could not parse it." })]
+  }
+}
+
+/**
+ * The Node HTTP server: slow clients are cut (`headersTimeout`,
+ * `requestTimeout`, checked every second), one address may hold at most
+ * `maxConnectionsPerIp` connections, and what Node's parser refuses (a
+ * malformed request line, headers over 16 KiB, a timeout) is answered with
+ * the contract's JSON error body rather than Node's empty one.
+ */
+export const makeNodeServer = (limits: NodeServerLimits): Server => {
+  const server = createServer({
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: 1_000
+  })
+  const perAddress = new Map<string, number>()
+  server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "unknown"
+    const open = (perAddress.get(address) ?? 0) + 1
+    if (open > limits.maxConnectionsPerIp) {
+      socket.end(rawErrorResponse(
+        429,
+        new Errors.TooManyConnections({
+          error: `Too many open connections from ${address}: at most ${limits.maxConnectionsPerIp}.`
+        })
+      ))
+      socket.destroySoon()
+      return
+    }
+    perAddress.set(address, open)
+    socket.once("close", () => {
+      const left = (perAddress.get(address) ?? 1) - 1
+      if (left <= 0) perAddress.delete(address)
+      else perAddress.set(address, left)
+    })
+  })
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
+    const [status, failure] = clientErrorAnswer(error.code)
+    socket.end(rawErrorResponse(status, failure))
+  })
+  return server
+}

@@ -34,10 +34,11 @@ export const makeRedisStore = (redis: Redis.Redis["Service"], prefix: string): K
   const deleteAll = (keys: ReadonlyArray<string>) =>
     keys.length === 0 ? Effect.void : Effect.asVoid(redis.send("UNLINK", ...keys))
   return KeyValueStore.makeStringOnly({
-    get: (key) => redis.send<string | null>("GET", prefix + key).pipe(
-      Effect.map((value) => value ?? undefined),
-      Effect.mapError(storeError("get"))
-    ),
+    get: (key) =>
+      redis.send<string | null>("GET", prefix + key).pipe(
+        Effect.map((value) => value ?? undefined),
+        Effect.mapError(storeError("get"))
+      ),
     set: (key, value) => Effect.asVoid(redis.send("SET", prefix + key, value)).pipe(Effect.mapError(storeError("set"))),
     remove: (key) => Effect.asVoid(redis.send("DEL", prefix + key)).pipe(Effect.mapError(storeError("remove"))),
     clear: Effect.flatMap(scanKeys, deleteAll).pipe(Effect.mapError(storeError("clear"))),

@@ -1,12 +1,21 @@
 /**
  * Per-key rate limits (spec "Limits"): the key's own `rate_limit_rpm` and the
  * endpoint class's limit (chat, ingest, execute 60/min; data 300/min), both
- * per minute; the stricter applies. effect's RateLimiter, in memory or in
- * Redis when `REDIS_URL` is set (shared by every replica).
+ * per minute; the stricter applies.
+ *
+ * Each limit is a fixed window: it opens with the key's first request, lasts
+ * one minute, and admits exactly `limit` requests; `X-RateLimit-Reset` (and
+ * `Retry-After` on a 429) is the time left until that window closes and the
+ * whole quota returns. Both windows are checked and counted together, in one
+ * step: in memory, or in one Redis round trip (a Lua script, atomic on the
+ * server) when `REDIS_URL` is set, so the count is exact across every replica.
+ * A refused request counts against nothing, and once a window refused, this
+ * replica refuses the key locally until the window closes — a window's count
+ * only grows, so that answer cannot change — and a 429 costs no round trip.
  */
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import * as RateLimiter from "effect/persistence/RateLimiter"
 import { type RateLimitClass, rateLimitPerMinute } from "@agent-platform/domain"
+import { Context, Effect, Layer, Option } from "effect"
+import * as Redis from "effect/persistence/Redis"
 import { ServerConfig } from "./Config.ts"
 import { RedisLive } from "./KeyValue.ts"
 import { CurrentRequestInfo } from "./RequestInfo.ts"
@@ -14,7 +23,7 @@ import { CurrentRequestInfo } from "./RequestInfo.ts"
 export interface RateLimitState {
   readonly limit: number
   readonly remaining: number
-  /** Seconds until the window resets. */
+  /** Seconds until the window closes and the whole quota returns. */
   readonly resetSeconds: number
 }
 
@@ -36,6 +45,127 @@ export const applyLimitHeaders = (limit: RateLimitOutcome) =>
 export const exceededMessage = (limit: RateLimitState) =>
   `Rate limit of ${limit.limit} requests per minute exceeded; retry in ${limit.resetSeconds} s.`
 
+/** The length of every window. */
+export const windowMs = 60_000
+
+/** One window as a store saw it after the check: its count and the milliseconds until it closes. */
+interface WindowState {
+  readonly count: number
+  readonly ttlMs: number
+}
+
+/**
+ * What a store answers for the two windows of one request: whether both
+ * admitted it (and then both counted it), else which one refused.
+ */
+interface CheckResult {
+  readonly refusedBy: "none" | "class" | "key"
+  readonly byClass: WindowState
+  readonly byKey: WindowState
+}
+
+/** Checks both windows and, when both admit, counts the request in both; atomically. */
+type CheckWindows = (request: {
+  readonly classKey: string
+  readonly classLimit: number
+  readonly keyKey: string
+  readonly keyLimit: number
+}) => Effect.Effect<CheckResult, Redis.RedisError>
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
+
+/** The windows of one process: exact, since the check and the count run in one synchronous step. */
+const makeMemoryWindows = (): CheckWindows => {
+  const windows = new Map<string, { count: number; closesAt: number }>()
+  let nextSweep = 0
+  const read = (key: string, now: number) => {
+    const window = windows.get(key)
+    return window === undefined || window.closesAt <= now ? { count: 0, closesAt: now + windowMs } : window
+  }
+  return (request) =>
+    Effect.sync(() => {
+      const now = Date.now()
+      if (now >= nextSweep) {
+        for (const [key, window] of windows) if (window.closesAt <= now) windows.delete(key)
+        nextSweep = now + windowMs
+      }
+      const byClass = read(request.classKey, now)
+      const byKey = read(request.keyKey, now)
+      const state = (window: { count: number; closesAt: number }): WindowState => ({
+        count: window.count,
+        ttlMs: window.closesAt - now
+      })
+      const refusedBy = byClass.count >= request.classLimit ? "class" : byKey.count >= request.keyLimit ? "key" : "none"
+      if (refusedBy === "none") {
+        byClass.count++
+        byKey.count++
+        windows.set(request.classKey, byClass)
+        windows.set(request.keyKey, byKey)
+      }
+      return { refusedBy, byClass: state(byClass), byKey: state(byKey) }
+    })
+}
+
+/**
+ * Both windows in one Lua script: read both counts and remaining times; refuse
+ * without counting when either is full; else count in both (a new window gets
+ * its one-minute expiry). Returns refused-by (0 none, 1 class, 2 key), then
+ * count and PTTL of each window.
+ */
+const checkWindowsScript = Redis.script(
+  (classKey: string, keyKey: string, classLimit: number, keyLimit: number, windowMillis: number) => [
+    classKey,
+    keyKey,
+    classLimit,
+    keyLimit,
+    windowMillis
+  ],
+  {
+    numberOfKeys: 2,
+    lua: `
+local window = tonumber(ARGV[3])
+local function read(key)
+  local ttl = redis.call("PTTL", key)
+  if ttl < 0 then return 0, window end
+  return tonumber(redis.call("GET", key) or "0"), ttl
+end
+local classCount, classTtl = read(KEYS[1])
+local keyCount, keyTtl = read(KEYS[2])
+if classCount >= tonumber(ARGV[1]) then return { 1, classCount, classTtl, keyCount, keyTtl } end
+if keyCount >= tonumber(ARGV[2]) then return { 2, classCount, classTtl, keyCount, keyTtl } end
+local function count(key, current)
+  if current == 0 then
+    redis.call("SET", key, 1, "PX", window)
+    return 1
+  end
+  return redis.call("INCR", key)
+end
+return { 0, count(KEYS[1], classCount), classTtl, count(KEYS[2], keyCount), keyTtl }
+`
+  }
+).withReturnType<readonly [refusedBy: number, classCount: number, classTtl: number, keyCount: number, keyTtl: number]>()
+
+/** The windows in Redis, shared by every replica: one EVALSHA per request. */
+const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckWindows => {
+  const check = redis.eval(checkWindowsScript)
+  return (request) =>
+    Effect.map(
+      // One hash tag per key keeps both windows in one slot of a Redis Cluster.
+      check(
+        `${prefix}${request.classKey}`,
+        `${prefix}${request.keyKey}`,
+        request.classLimit,
+        request.keyLimit,
+        windowMs
+      ),
+      ([refusedBy, classCount, classTtl, keyCount, keyTtl]): CheckResult => ({
+        refusedBy: refusedBy === 1 ? "class" : refusedBy === 2 ? "key" : "none",
+        byClass: { count: Number(classCount), ttlMs: Number(classTtl) },
+        byKey: { count: Number(keyCount), ttlMs: Number(keyTtl) }
+      })
+    )
+}
+
 export class RateLimits extends Context.Service<RateLimits, {
   /** Counts one request of a key against both limits. */
   readonly consume: (options: {
@@ -44,56 +174,90 @@ export class RateLimits extends Context.Service<RateLimits, {
     readonly limitClass: RateLimitClass
   }) => Effect.Effect<RateLimitOutcome>
 }>()("@agent-platform/server/Platform/RateLimits") {
-  static readonly layer = Layer.effect(
-    RateLimits,
-    Effect.gen(function*() {
-      const limiter = yield* RateLimiter.RateLimiter
-      const window = Duration.minutes(1)
-      const one = (key: string, limit: number) =>
-        limiter.consume({ key, limit, window, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
-          Effect.map((result): RateLimitOutcome => ({
-            allowed: true,
-            limit: result.limit,
-            remaining: result.remaining,
-            resetSeconds: Math.ceil(Duration.toMillis(result.resetAfter) / 1000)
-          })),
+  /** Limits kept by the given store (memory or Redis). */
+  static readonly make = (checkWindows: CheckWindows) =>
+    Effect.sync(() => {
+      // Windows that refused, until they close: a refusal is final for the rest of its window.
+      const refusedUntil = new Map<string, { readonly closesAt: number; readonly limit: number }>()
+      let nextSweep = 0
+
+      const refusedLocally = (key: string, now: number): RateLimitOutcome | undefined => {
+        const refused = refusedUntil.get(key)
+        if (refused === undefined) return undefined
+        if (refused.closesAt <= now) {
+          refusedUntil.delete(key)
+          return undefined
+        }
+        return { allowed: false, limit: refused.limit, remaining: 0, resetSeconds: seconds(refused.closesAt - now) }
+      }
+
+      const consume = (
+        options: { readonly keyId: string; readonly keyRpm: number; readonly limitClass: RateLimitClass }
+      ) => {
+        const classLimit = rateLimitPerMinute[options.limitClass]
+        const classKey = `{${options.keyId}}:${options.limitClass}`
+        const keyKey = `{${options.keyId}}`
+        const now = Date.now()
+        const known = refusedLocally(classKey, now) ?? refusedLocally(keyKey, now)
+        if (known !== undefined) return Effect.succeed(known)
+        return checkWindows({ classKey, classLimit, keyKey, keyLimit: options.keyRpm }).pipe(
+          Effect.map((result): RateLimitOutcome => {
+            if (result.refusedBy !== "none") {
+              const [key, limit, window] = result.refusedBy === "class"
+                ? [classKey, classLimit, result.byClass] as const
+                : [keyKey, options.keyRpm, result.byKey] as const
+              const at = Date.now()
+              if (at >= nextSweep) {
+                for (const [k, refused] of refusedUntil) if (refused.closesAt <= at) refusedUntil.delete(k)
+                nextSweep = at + windowMs
+              }
+              refusedUntil.set(key, { closesAt: at + window.ttlMs, limit })
+              return { allowed: false, limit, remaining: 0, resetSeconds: seconds(window.ttlMs) }
+            }
+            const classRemaining = classLimit - result.byClass.count
+            const keyRemaining = options.keyRpm - result.byKey.count
+            // The stricter limit is the one the headers describe.
+            return keyRemaining < classRemaining
+              ? {
+                allowed: true,
+                limit: options.keyRpm,
+                remaining: keyRemaining,
+                resetSeconds: seconds(result.byKey.ttlMs)
+              }
+              : {
+                allowed: true,
+                limit: classLimit,
+                remaining: classRemaining,
+                resetSeconds: seconds(result.byClass.ttlMs)
+              }
+          }),
+          // A store failure must not take the API down: allow, and say so in the logs.
           Effect.catch((error) =>
-            error.reason._tag === "RateLimitExceeded"
-              ? Effect.succeed<RateLimitOutcome>({
-                allowed: false,
-                limit: error.reason.limit,
-                remaining: 0,
-                resetSeconds: Math.max(1, Math.ceil(Duration.toMillis(error.reason.retryAfter) / 1000))
+            Effect.logWarning("rate limiter store failed; request allowed", error).pipe(
+              Effect.as<RateLimitOutcome>({
+                allowed: true,
+                limit: options.keyRpm,
+                remaining: options.keyRpm,
+                resetSeconds: 60
               })
-              // A store failure must not take the API down: allow, and say so in the logs.
-              : Effect.logWarning("rate limiter store failed; request allowed", error).pipe(
-                Effect.as<RateLimitOutcome>({ allowed: true, limit, remaining: limit, resetSeconds: 60 })
-              )
+            )
           )
         )
-      const consume = Effect.fnUntraced(function*(options: {
-        readonly keyId: string
-        readonly keyRpm: number
-        readonly limitClass: RateLimitClass
-      }) {
-        const classLimit = rateLimitPerMinute[options.limitClass]
-        // The class limit first: it is usually the stricter, and a refused request then costs the key nothing.
-        const byClass = yield* one(`key:${options.keyId}:${options.limitClass}`, classLimit)
-        if (!byClass.allowed) return byClass
-        const byKey = yield* one(`key:${options.keyId}`, options.keyRpm)
-        if (!byKey.allowed) return byKey
-        return byKey.remaining < byClass.remaining ? byKey : byClass
-      })
+      }
       return RateLimits.of({ consume })
     })
-  ).pipe(
-    Layer.provide(RateLimiter.layer),
-    Layer.provide(Layer.unwrap(Effect.gen(function*() {
-      const config = yield* ServerConfig
-      return Option.match(config.redisUrl, {
-        onNone: () => RateLimiter.layerStoreMemory,
-        onSome: () => RateLimiter.layerStoreRedis({ prefix: `${config.redisPrefix}ratelimit:` }).pipe(Layer.provide(RedisLive))
-      })
-    })))
-  )
+
+  /** In memory, or in Redis when `REDIS_URL` is set (shared by every replica). */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* ServerConfig
+    return Option.match(config.redisUrl, {
+      onNone: () => Layer.effect(RateLimits, RateLimits.make(makeMemoryWindows())),
+      onSome: () =>
+        Layer.effect(
+          RateLimits,
+          Effect.flatMap(Redis.Redis, (redis) =>
+            RateLimits.make(makeRedisWindows(redis, `${config.redisPrefix}ratelimit:`)))
+        ).pipe(Layer.provide(RedisLive))
+    })
+  }))
 }

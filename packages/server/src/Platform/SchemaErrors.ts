@@ -8,6 +8,8 @@ export const describeSchemaError = (issue: SchemaIssue.Issue): string =>
     .map(({ message, path }) =>
       path === undefined || path.length === 0
         ? message
-        : `${path.map((segment) => (typeof segment === "object" ? String(segment.key) : String(segment))).join(".")}: ${message}`
+        : `${
+          path.map((segment) => (typeof segment === "object" ? String(segment.key) : String(segment))).join(".")
+        }: ${message}`
     )
     .join("; ")

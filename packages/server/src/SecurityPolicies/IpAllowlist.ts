@@ -37,7 +37,10 @@ export const allows = (rules: ReadonlyArray<string>, ip: NetAddress.IpAddress | 
 export class IpAllowlist extends Context.Service<IpAllowlist, {
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<IpRuleRow>, SqlError>
   /** Undefined when the same CIDR is already listed. */
-  readonly add: (tenantId: string, rule: { readonly cidr: string; readonly description: string | null; readonly createdBy: string }) => Effect.Effect<IpRuleRow | undefined, SqlError>
+  readonly add: (
+    tenantId: string,
+    rule: { readonly cidr: string; readonly description: string | null; readonly createdBy: string }
+  ) => Effect.Effect<IpRuleRow | undefined, SqlError>
   readonly remove: (tenantId: string, id: string) => Effect.Effect<IpRuleRow | undefined, SqlError>
   readonly isAllowed: (tenantId: string, ip: NetAddress.IpAddress | undefined) => Effect.Effect<boolean, SqlError>
 }>()("@agent-platform/server/SecurityPolicies/IpAllowlist") {
@@ -46,7 +49,9 @@ export class IpAllowlist extends Context.Service<IpAllowlist, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const list = (tenantId: string) =>
-        sql<IpRuleRow>`SELECT id, cidr, description, created_at FROM ip_allowlist WHERE tenant_id = ${tenantId} ORDER BY created_at`
+        sql<
+          IpRuleRow
+        >`SELECT id, cidr, description, created_at FROM ip_allowlist WHERE tenant_id = ${tenantId} ORDER BY created_at`
       return IpAllowlist.of({
         list,
         add: (tenantId, rule) =>

@@ -2,10 +2,10 @@
  * The tenant's password policy: complexity rules enforced on every password
  * set, expiry, and the lockout that follows repeated failures.
  */
+import type { SecurityPolicies } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { SecurityPolicies } from "@agent-platform/domain"
 
 export type PasswordPolicy = SecurityPolicies.PasswordPolicy
 

@@ -3,10 +3,11 @@
  * only. Assigning makes an r_user an r_space_admin (administrators keep
  * their role); assigning twice changes nothing.
  */
+import { Errors, type Role, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { Errors, type UserPrincipal } from "@agent-platform/domain"
+import { authorizeGrant } from "../Access/Roles.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { isUuid } from "../Platform/Ids.ts"
@@ -23,7 +24,10 @@ const toAssignment = (row: AssignmentRow) => ({ ...row, created_at: row.created_
 
 export class SpaceAdmins extends Context.Service<SpaceAdmins, {
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<ReturnType<typeof toAssignment>>, SqlError>
-  readonly assign: (actor: UserPrincipal, input: { readonly user_id: string; readonly space_id: string }) => Effect.Effect<ReturnType<typeof toAssignment>, Errors.NotFound | SqlError>
+  readonly assign: (
+    actor: UserPrincipal,
+    input: { readonly user_id: string; readonly space_id: string }
+  ) => Effect.Effect<ReturnType<typeof toAssignment>, Errors.NotFound | Errors.AccessDenied | SqlError>
   /** The spaces a user administers as Space Admin. */
   readonly spacesOf: (tenantId: string, userId: string) => Effect.Effect<ReadonlyArray<string>, SqlError>
 }>()("@agent-platform/server/SpaceAdmin/SpaceAdmins") {
@@ -33,7 +37,8 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
       const sql = yield* SqlClient.SqlClient
       const audit = yield* AuditLog
       const sessions = yield* Sessions
-      const select = (tenantId: string) => sql<AssignmentRow>`
+      const select = (tenantId: string) =>
+        sql<AssignmentRow>`
         SELECT a.id, a.user_id, a.space_id, s.code AS space_code, a.created_at
         FROM space_admin_assignments a JOIN spaces s ON s.id = a.space_id
         WHERE a.tenant_id = ${tenantId}`
@@ -42,17 +47,25 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
         assign: (actor, input) =>
           Effect.gen(function*() {
             if (!isUuid(input.user_id)) return yield* new Errors.NotFound({ error: `User ${input.user_id} not found.` })
-            if (!isUuid(input.space_id)) return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
+            if (!isUuid(input.space_id)) {
+              return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
+            }
             const row = yield* sql.withTransaction(Effect.gen(function*() {
-              const users = yield* sql<{ role_id: string }>`SELECT role_id FROM users WHERE tenant_id = ${actor.tenantId} AND id = ${input.user_id}`
+              const users = yield* sql<
+                { role_id: Role }
+              >`SELECT role_id FROM users WHERE tenant_id = ${actor.tenantId} AND id = ${input.user_id}`
               if (users.length === 0) return yield* new Errors.NotFound({ error: `User ${input.user_id} not found.` })
-              const spaces = yield* sql`SELECT id FROM spaces WHERE tenant_id = ${actor.tenantId} AND id = ${input.space_id}`
-              if (spaces.length === 0) return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
+              const spaces =
+                yield* sql`SELECT id FROM spaces WHERE tenant_id = ${actor.tenantId} AND id = ${input.space_id}`
+              if (spaces.length === 0) {
+                return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
+              }
               yield* sql`
                 INSERT INTO space_admin_assignments (tenant_id, user_id, space_id)
                 VALUES (${actor.tenantId}, ${input.user_id}, ${input.space_id})
                 ON CONFLICT (user_id, space_id) DO NOTHING`
               if (users[0].role_id === "r_user") {
+                yield* authorizeGrant(actor, { role: "r_space_admin", current: "r_user" })
                 yield* sql`UPDATE users SET role_id = 'r_space_admin', updated_at = now() WHERE id = ${input.user_id}`
                 // A role change ends the user's sessions.
                 yield* sessions.revokeAllOfUser(input.user_id)
@@ -74,7 +87,9 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
           }),
         spacesOf: (tenantId, userId) =>
           Effect.map(
-            sql<{ space_id: string }>`SELECT space_id FROM space_admin_assignments WHERE tenant_id = ${tenantId} AND user_id = ${userId}`,
+            sql<
+              { space_id: string }
+            >`SELECT space_id FROM space_admin_assignments WHERE tenant_id = ${tenantId} AND user_id = ${userId}`,
             (rows) => rows.map((row) => row.space_id)
           )
       })

@@ -1,19 +1,33 @@
 /** Tenants, their spaces and feature flags, as administrators manage them. */
+import { type Admin, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Admin, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Users } from "../Users/Users.ts"
 
-const flagColumns = ["feature_war_rooms", "feature_compliance_pack", "feature_decision_records", "push_notifications"] as const
+const flagColumns = [
+  "feature_war_rooms",
+  "feature_compliance_pack",
+  "feature_decision_records",
+  "push_notifications"
+] as const
 
 export class Tenants extends Context.Service<Tenants, {
-  readonly createSpace: (actor: UserPrincipal, input: { readonly code: string; readonly name: string }) => Effect.Effect<typeof Admin.Space.Type, Errors.Conflict | SqlError>
+  readonly createSpace: (
+    actor: UserPrincipal,
+    input: { readonly code: string; readonly name: string }
+  ) => Effect.Effect<typeof Admin.Space.Type, Errors.Conflict | SqlError>
   readonly listSpaces: (tenantId: string) => Effect.Effect<ReadonlyArray<typeof Admin.Space.Type>, SqlError>
   readonly flags: (tenantId: string) => Effect.Effect<Admin.TenantFlags, SqlError>
-  readonly setFlags: (actor: UserPrincipal, changes: typeof Admin.UpdateTenantFlags.Type) => Effect.Effect<Admin.TenantFlags, SqlError>
-  readonly createTenant: (actor: UserPrincipal, input: typeof Admin.CreateTenant.Type) => Effect.Effect<typeof Admin.Tenant.Type, Errors.Conflict | Errors.InvalidRequest | SqlError>
+  readonly setFlags: (
+    actor: UserPrincipal,
+    changes: typeof Admin.UpdateTenantFlags.Type
+  ) => Effect.Effect<Admin.TenantFlags, SqlError>
+  readonly createTenant: (
+    actor: UserPrincipal,
+    input: typeof Admin.CreateTenant.Type
+  ) => Effect.Effect<typeof Admin.Tenant.Type, Errors.Conflict | Errors.InvalidRequest | SqlError>
 }>()("@agent-platform/server/Tenants/Tenants") {
   static readonly layer = Layer.effect(
     Tenants,
@@ -48,7 +62,9 @@ export class Tenants extends Context.Service<Tenants, {
               }
               return rows
             }))
-            if (rows.length === 0) return yield* new Errors.Conflict({ error: `A space with code ${input.code} already exists.` })
+            if (rows.length === 0) {
+              return yield* new Errors.Conflict({ error: `A space with code ${input.code} already exists.` })
+            }
             return rows[0]
           }),
         listSpaces: (tenantId) =>
@@ -57,7 +73,9 @@ export class Tenants extends Context.Service<Tenants, {
         flags,
         setFlags: (actor, changes) =>
           sql.withTransaction(Effect.gen(function*() {
-            const set = Object.fromEntries(flagColumns.flatMap((column) => changes[column] === undefined ? [] : [[column, changes[column]]]))
+            const set = Object.fromEntries(
+              flagColumns.flatMap((column) => changes[column] === undefined ? [] : [[column, changes[column]]])
+            )
             if (Object.keys(set).length > 0) {
               yield* sql`UPDATE tenants SET ${sql.update(set)} WHERE id = ${actor.tenantId}`
               yield* audit.append("admin_audit_log", {
@@ -75,7 +93,9 @@ export class Tenants extends Context.Service<Tenants, {
             const created = yield* sql.withTransaction(Effect.gen(function*() {
               const rows = yield* sql<{ id: string; name: string }>`
                 INSERT INTO tenants (name) VALUES (${input.name}) ON CONFLICT DO NOTHING RETURNING id, name`
-              if (rows.length === 0) return yield* new Errors.Conflict({ error: `A tenant named ${input.name} already exists.` })
+              if (rows.length === 0) {
+                return yield* new Errors.Conflict({ error: `A tenant named ${input.name} already exists.` })
+              }
               const tenant = rows[0]
               yield* users.createIn(tenant.id, `user:${actor.userId}`, {
                 email: input.admin_email,

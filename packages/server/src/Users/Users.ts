@@ -4,13 +4,15 @@
  * deactivation or a block ends the user's sessions at once. Every change is
  * appended to the admin audit chain.
  */
+import { type Admin, Errors, type Role, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Admin, Errors, type Role, type UserPrincipal } from "@agent-platform/domain"
+import { authorizeGrant } from "../Access/Roles.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { Passwords } from "../Identity/Passwords.ts"
+import { VerifiedKeys } from "../Keys/VerifiedKeys.ts"
 import { brokenRules, describeBroken, PasswordPolicies } from "../SecurityPolicies/PasswordPolicies.ts"
 import { type UserChanges, type UserRow, UsersRepo } from "./UsersRepo.ts"
 
@@ -20,7 +22,10 @@ export const toAdminUser = (row: UserRow): Admin.AdminUser => ({
   nombre: row.nombre,
   role_id: row.role_id,
   active: row.active,
-  blocked: row.blocked || (row.locked_until !== null && row.locked_until.getTime() > Date.now()),
+  blocked: row.blocked,
+  locked_until: row.locked_until !== null && row.locked_until.getTime() > Date.now()
+    ? row.locked_until.toISOString()
+    : null,
   must_change_password: row.must_change_password,
   mfa_enabled: row.mfa_enabled,
   created_at: row.created_at.toISOString(),
@@ -35,11 +40,24 @@ export interface CreateUserInput {
 }
 
 export class Users extends Context.Service<Users, {
-  readonly create: (actor: UserPrincipal, input: CreateUserInput) => Effect.Effect<Admin.AdminUser, Errors.InvalidRequest | Errors.Conflict | SqlError>
+  /** Creates a user in the actor's tenant, with a role the actor may grant (403 otherwise). */
+  readonly create: (
+    actor: UserPrincipal,
+    input: CreateUserInput
+  ) => Effect.Effect<Admin.AdminUser, Errors.InvalidRequest | Errors.Conflict | Errors.AccessDenied | SqlError>
   /** Creates a user in a tenant other than the actor's (a new tenant's first admin). */
-  readonly createIn: (tenantId: string, actor: string, input: CreateUserInput) => Effect.Effect<Admin.AdminUser, Errors.InvalidRequest | Errors.Conflict | SqlError>
+  readonly createIn: (
+    tenantId: string,
+    actor: string,
+    input: CreateUserInput
+  ) => Effect.Effect<Admin.AdminUser, Errors.InvalidRequest | Errors.Conflict | SqlError>
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<Admin.AdminUser>, SqlError>
-  readonly update: (actor: UserPrincipal, id: string, changes: UserChanges) => Effect.Effect<Admin.AdminUser, Errors.NotFound | Errors.InvalidRequest | SqlError>
+  /** Changes a user the actor may manage, to a role the actor may grant (403 otherwise). */
+  readonly update: (
+    actor: UserPrincipal,
+    id: string,
+    changes: UserChanges
+  ) => Effect.Effect<Admin.AdminUser, Errors.NotFound | Errors.InvalidRequest | Errors.AccessDenied | SqlError>
 }>()("@agent-platform/server/Users/Users") {
   static readonly layer = Layer.effect(
     Users,
@@ -50,13 +68,20 @@ export class Users extends Context.Service<Users, {
       const policies = yield* PasswordPolicies
       const sessions = yield* Sessions
       const audit = yield* AuditLog
+      const verifiedKeys = yield* VerifiedKeys
 
       const createIn = Effect.fn("Users.createIn")(function*(tenantId: string, actor: string, input: CreateUserInput) {
         const broken = brokenRules(yield* policies.get(tenantId), input.password)
         if (broken.length > 0) return yield* new Errors.InvalidRequest({ error: describeBroken(broken) })
         const passwordHash = yield* passwords.hash(input.password)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const row = yield* repo.insert({ tenantId, email: input.email, nombre: input.nombre, passwordHash, roleId: input.role_id })
+          const row = yield* repo.insert({
+            tenantId,
+            email: input.email,
+            nombre: input.nombre,
+            passwordHash,
+            roleId: input.role_id
+          })
           if (row === undefined) return undefined
           yield* audit.append("admin_audit_log", {
             tenantId,
@@ -67,42 +92,59 @@ export class Users extends Context.Service<Users, {
           })
           return row
         }))
-        if (row === undefined) return yield* new Errors.Conflict({ error: `A user with email ${input.email} already exists.` })
+        if (row === undefined) {
+          return yield* new Errors.Conflict({ error: `A user with email ${input.email} already exists.` })
+        }
         return toAdminUser(row)
       })
 
       const update = Effect.fn("Users.update")(function*(actor: UserPrincipal, id: string, changes: UserChanges) {
-        if (id === actor.userId && (changes.active === false || changes.blocked === true || (changes.role_id !== undefined && changes.role_id !== actor.roleId))) {
+        if (
+          id === actor.userId &&
+          (changes.active === false || changes.blocked === true ||
+            (changes.role_id !== undefined && changes.role_id !== actor.roleId))
+        ) {
           return yield* new Errors.InvalidRequest({
             error: "You cannot deactivate, block or change the role of your own account; ask another administrator."
           })
         }
-        if (changes.role_id === "r_superadmin" && actor.roleId !== "r_superadmin") {
-          return yield* new Errors.InvalidRequest({ error: "Only a superadmin can grant r_superadmin." })
-        }
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const before = yield* repo.findById(actor.tenantId, id)
-          if (before === undefined) return undefined
-          const row = yield* repo.update(actor.tenantId, id, changes)
-          if (row === undefined) return undefined
-          const endsSessions = (changes.role_id !== undefined && changes.role_id !== before.role_id) ||
-            changes.active === false || changes.blocked === true
-          if (endsSessions) yield* sessions.revokeAllOfUser(row.id)
-          yield* audit.append("admin_audit_log", {
-            tenantId: actor.tenantId,
-            event: "user.updated",
-            actor: `user:${actor.userId}`,
-            target: `user:${row.id}`,
-            data: { changes: { ...changes }, sessions_ended: endsSessions }
-          })
-          return row
-        }))
+        yield* authorizeGrant(actor, { role: changes.role_id })
+        // A change of role or state also decides whether the user's API keys work: every replica drops them before this answers.
+        const row = yield* verifiedKeys.evicting(
+          { _tag: "All" },
+          (evictKeys) =>
+            sql.withTransaction(Effect.gen(function*() {
+              const before = yield* repo.findById(actor.tenantId, id)
+              if (before === undefined) return undefined
+              yield* authorizeGrant(actor, { current: before.role_id })
+              const row = yield* repo.update(actor.tenantId, id, changes)
+              if (row === undefined) return undefined
+              const endsSessions = (changes.role_id !== undefined && changes.role_id !== before.role_id) ||
+                changes.active === false || changes.blocked === true
+              if (endsSessions) yield* sessions.revokeAllOfUser(row.id)
+              if (
+                row.role_id !== before.role_id || row.active !== before.active || row.blocked !== before.blocked
+              ) yield* evictKeys
+              yield* audit.append("admin_audit_log", {
+                tenantId: actor.tenantId,
+                event: "user.updated",
+                actor: `user:${actor.userId}`,
+                target: `user:${row.id}`,
+                data: { changes: { ...changes }, sessions_ended: endsSessions }
+              })
+              return row
+            }))
+        )
         if (row === undefined) return yield* new Errors.NotFound({ error: `User ${id} not found.` })
         return toAdminUser(row)
       })
 
       return Users.of({
-        create: (actor, input) => createIn(actor.tenantId, `user:${actor.userId}`, input),
+        create: (actor, input) =>
+          Effect.andThen(
+            authorizeGrant(actor, { role: input.role_id }),
+            createIn(actor.tenantId, `user:${actor.userId}`, input)
+          ),
         createIn,
         list: (tenantId) => Effect.map(repo.list(tenantId), (rows) => rows.map(toAdminUser)),
         update

@@ -10,10 +10,10 @@
  * outcome changes the delivery and its subscription's counters in one
  * statement, so the counters stay exact.
  */
+import type { Webhooks } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { Webhooks } from "@agent-platform/domain"
 
 export type DeliveryStatus = typeof Webhooks.DeliveryStatus.Type
 
@@ -32,6 +32,8 @@ export interface DeliveryPayload {
 /** A delivery a worker holds, with what it needs to send it. */
 export interface ClaimedDelivery {
   readonly id: string
+  /** Its place in the queue. */
+  readonly seq: string
   readonly claim_token: string
   readonly tenant_id: string
   readonly subscription_id: string
@@ -42,6 +44,17 @@ export interface ClaimedDelivery {
   readonly url: string
   /** Encrypted. */
   readonly signing_secret: string | null
+}
+
+/** How an attempt ended, as recorded. */
+export type OutcomeKind = "delivered" | "gone" | "failed"
+
+/** One attempt's outcome to record: `nextAttemptAt` null for a failure means dead letter. */
+export interface Outcome {
+  readonly claim: ClaimedDelivery
+  readonly kind: OutcomeKind
+  readonly attempt: AttemptRecord
+  readonly nextAttemptAt: Date | null
 }
 
 /** What one attempt observed. */
@@ -74,17 +87,31 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
    * Returns the number of deliveries queued.
    */
   readonly enqueue: (payload: DeliveryPayload) => Effect.Effect<number, SqlError>
-  /** Leases up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
-  readonly claimDue: (options: { readonly limit: number; readonly visibilityTimeoutMs: number }) => Effect.Effect<
+  /**
+   * Leases up to `limit` due deliveries (pending and due, or delivering with an
+   * expired lease): per subscription its oldest `perSubscription` (default: no
+   * bound), of subscriptions with no delivery leased.
+   */
+  readonly claimDue: (options: {
+    readonly limit: number
+    readonly visibilityTimeoutMs: number
+    readonly perSubscription?: number | undefined
+  }) => Effect.Effect<
     ReadonlyArray<ClaimedDelivery>,
     SqlError
   >
+  /** Records a batch of outcomes, and their subscriptions' counters, in one statement. */
+  readonly recordOutcomes: (outcomes: ReadonlyArray<Outcome>) => Effect.Effect<void, SqlError>
   /** 2xx: delivered, and the subscription's `total_delivered` + 1. */
   readonly recordDelivered: (claim: ClaimedDelivery, attempt: AttemptRecord) => Effect.Effect<void, SqlError>
   /** 410 Gone: dead letter, the subscription disabled and its `total_dead_letter` + 1. */
   readonly recordGone: (claim: ClaimedDelivery, attempt: AttemptRecord) => Effect.Effect<void, SqlError>
   /** Any other failure: pending again at `nextAttemptAt`, or dead letter (and `total_dead_letter` + 1) when null. */
-  readonly recordFailed: (claim: ClaimedDelivery, attempt: AttemptRecord, nextAttemptAt: Date | null) => Effect.Effect<void, SqlError>
+  readonly recordFailed: (
+    claim: ClaimedDelivery,
+    attempt: AttemptRecord,
+    nextAttemptAt: Date | null
+  ) => Effect.Effect<void, SqlError>
   /** Gives a lease back untouched (the worker stopped before the attempt finished). */
   readonly release: (claim: ClaimedDelivery) => Effect.Effect<void, SqlError>
   /** A subscription's deliveries, newest first, older than the `before` sequence number. */
@@ -125,16 +152,35 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
           return rows.length
         })
 
-      const claimDue = (options: { readonly limit: number; readonly visibilityTimeoutMs: number }) =>
+      const claimDue = (
+        options: {
+          readonly limit: number
+          readonly visibilityTimeoutMs: number
+          readonly perSubscription?: number | undefined
+        }
+      ) =>
         sql<ClaimedDelivery>`
-          WITH due AS (
-            SELECT d.id FROM webhook_deliveries d
+          WITH busy AS (
+            SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'delivering' AND locked_until > now()
+          ),
+          ranked AS (
+            SELECT d.id, d.seq, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.seq) AS place
+            FROM webhook_deliveries d
             JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.is_active
-            WHERE (d.status = 'pending' AND d.next_attempt_at <= now())
-               OR (d.status = 'delivering' AND d.locked_until <= now())
-            ORDER BY d.seq
-            LIMIT ${options.limit}
-            FOR UPDATE OF d SKIP LOCKED
+            WHERE ((d.status = 'pending' AND d.next_attempt_at <= now())
+               OR (d.status = 'delivering' AND d.locked_until <= now()))
+              AND d.subscription_id NOT IN (SELECT subscription_id FROM busy)
+          ),
+          due AS (
+            SELECT d.id FROM webhook_deliveries d
+            WHERE d.id IN (
+              SELECT id FROM ranked WHERE place <= ${
+          options.perSubscription ?? 2_147_483_647
+        }::int ORDER BY seq LIMIT ${options.limit}
+            )
+              -- Checked again on the row as locked: a concurrent claim that committed first has made it not due.
+              AND ((d.status = 'pending' AND d.next_attempt_at <= now()) OR (d.status = 'delivering' AND d.locked_until <= now()))
+            FOR UPDATE SKIP LOCKED
           )
           UPDATE webhook_deliveries d
           SET status = 'delivering',
@@ -142,56 +188,86 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
               claim_token = gen_random_uuid()
           FROM due, webhook_subscriptions s
           WHERE d.id = due.id AND s.id = d.subscription_id
-          RETURNING d.id, d.claim_token, d.tenant_id, d.subscription_id, d.event, d.payload, d.attempts,
-                    s.url, s.signing_secret`
+          RETURNING d.id, d.seq::text AS seq, d.claim_token, d.tenant_id, d.subscription_id, d.event, d.payload, d.attempts,
+                    s.url, s.signing_secret`.pipe(
+          // RETURNING follows no order: give them back in queue order.
+          Effect.map((rows) => [...rows].sort((a, b) => Number(a.seq) - Number(b.seq)))
+        )
 
-      const recordDelivered = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
-        sql`
-          WITH d AS (
-            UPDATE webhook_deliveries
-            SET status = 'delivered', attempts = attempts + 1, delivered_at = now(), next_attempt_at = NULL,
-                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
-                last_status_code = ${attempt.statusCode}, last_error = NULL, locked_until = NULL, claim_token = NULL
-            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
-            RETURNING subscription_id
-          )
-          UPDATE webhook_subscriptions s SET total_delivered = s.total_delivered + 1
-          FROM d WHERE s.id = d.subscription_id`.pipe(Effect.asVoid)
-
-      const recordGone = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
-        sql`
-          WITH d AS (
-            UPDATE webhook_deliveries
-            SET status = 'dead_letter', attempts = attempts + 1, next_attempt_at = NULL,
-                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
-                last_status_code = ${attempt.statusCode}, last_error = ${attempt.error}, locked_until = NULL, claim_token = NULL
-            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
-            RETURNING subscription_id
+      const recordOutcomes = (outcomes: ReadonlyArray<Outcome>) => {
+        if (outcomes.length === 0) return Effect.void
+        const status = (outcome: Outcome) =>
+          outcome.kind === "delivered"
+            ? "delivered"
+            : outcome.kind === "gone" || outcome.nextAttemptAt === null
+            ? "dead_letter"
+            : "pending"
+        return sql`
+          WITH outcome AS (
+            SELECT * FROM jsonb_to_recordset(${
+          JSON.stringify(outcomes.map((o) => ({
+            id: o.claim.id,
+            claim_token: o.claim.claim_token,
+            status: status(o),
+            next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+            started_at: o.attempt.startedAt.toISOString(),
+            duration_ms: o.attempt.durationMs,
+            status_code: o.attempt.statusCode,
+            error: o.attempt.error,
+            disables: o.kind === "gone"
+          })))
+        }::jsonb)
+              AS o (id uuid, claim_token uuid, status text, next_attempt_at timestamptz, started_at timestamptz,
+                    duration_ms int, status_code int, error text, disables bool)
+          ),
+          recorded AS (
+            UPDATE webhook_deliveries d
+            SET status = o.status, attempts = d.attempts + 1,
+                next_attempt_at = CASE WHEN o.status = 'pending' THEN o.next_attempt_at END,
+                delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE d.delivered_at END,
+                last_attempt_at = o.started_at, last_duration_ms = o.duration_ms, last_status_code = o.status_code,
+                last_error = o.error, locked_until = NULL, claim_token = NULL
+            FROM outcome o
+            WHERE d.id = o.id AND d.claim_token = o.claim_token
+            RETURNING d.subscription_id, o.status, o.disables
+          ),
+          counts AS (
+            SELECT subscription_id,
+                   count(*) FILTER (WHERE status = 'delivered') AS delivered,
+                   count(*) FILTER (WHERE status = 'dead_letter') AS dead,
+                   bool_or(disables) AS disables
+            FROM recorded GROUP BY subscription_id
           )
           UPDATE webhook_subscriptions s
-          SET total_dead_letter = s.total_dead_letter + 1, is_active = false, updated_at = now()
-          FROM d WHERE s.id = d.subscription_id`.pipe(Effect.asVoid)
+          SET total_delivered = s.total_delivered + c.delivered,
+              total_dead_letter = s.total_dead_letter + c.dead,
+              is_active = s.is_active AND NOT c.disables,
+              updated_at = CASE WHEN c.disables THEN now() ELSE s.updated_at END
+          FROM counts c WHERE s.id = c.subscription_id`.pipe(Effect.asVoid)
+      }
+
+      const recordDelivered = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
+        recordOutcomes([{ claim, kind: "delivered", attempt, nextAttemptAt: null }])
+
+      const recordGone = (claim: ClaimedDelivery, attempt: AttemptRecord) =>
+        recordOutcomes([{ claim, kind: "gone", attempt, nextAttemptAt: null }])
 
       const recordFailed = (claim: ClaimedDelivery, attempt: AttemptRecord, nextAttemptAt: Date | null) =>
-        sql`
-          WITH d AS (
-            UPDATE webhook_deliveries
-            SET status = ${nextAttemptAt === null ? "dead_letter" : "pending"}, attempts = attempts + 1,
-                next_attempt_at = ${nextAttemptAt},
-                last_attempt_at = ${attempt.startedAt}, last_duration_ms = ${attempt.durationMs},
-                last_status_code = ${attempt.statusCode}, last_error = ${attempt.error}, locked_until = NULL, claim_token = NULL
-            WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}
-            RETURNING subscription_id, status
-          )
-          UPDATE webhook_subscriptions s SET total_dead_letter = s.total_dead_letter + 1
-          FROM d WHERE s.id = d.subscription_id AND d.status = 'dead_letter'`.pipe(Effect.asVoid)
+        recordOutcomes([{ claim, kind: "failed", attempt, nextAttemptAt }])
 
       const release = (claim: ClaimedDelivery) =>
         sql`
           UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, claim_token = NULL
           WHERE id = ${claim.id} AND claim_token = ${claim.claim_token}`.pipe(Effect.asVoid)
 
-      const log = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly limit: number; readonly before: string | null }) =>
+      const log = (
+        options: {
+          readonly tenantId: string
+          readonly subscriptionId: string
+          readonly limit: number
+          readonly before: string | null
+        }
+      ) =>
         sql<DeliveryLogRow>`
           SELECT id, seq::text AS seq, event, status, attempts, last_status_code, last_error, last_duration_ms,
                  created_at, last_attempt_at, next_attempt_at, delivered_at
@@ -201,14 +277,19 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
           ORDER BY seq DESC
           LIMIT ${options.limit}`
 
-      const findStatus = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }) =>
+      const findStatus = (
+        options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }
+      ) =>
         sql<{ status: DeliveryStatus }>`
           SELECT status FROM webhook_deliveries
-          WHERE id = ${options.deliveryId} AND subscription_id = ${options.subscriptionId} AND tenant_id = ${options.tenantId}`.pipe(
-          Effect.map((rows) => rows[0]?.status)
-        )
+          WHERE id = ${options.deliveryId} AND subscription_id = ${options.subscriptionId} AND tenant_id = ${options.tenantId}`
+          .pipe(
+            Effect.map((rows) => rows[0]?.status)
+          )
 
-      const reschedule = (options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }) =>
+      const reschedule = (
+        options: { readonly tenantId: string; readonly subscriptionId: string; readonly deliveryId: string }
+      ) =>
         sql<{ id: string }>`
           UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now()
           WHERE id = ${options.deliveryId} AND subscription_id = ${options.subscriptionId} AND tenant_id = ${options.tenantId}
@@ -218,6 +299,7 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
       return WebhookDeliveriesRepo.of({
         enqueue,
         claimDue,
+        recordOutcomes,
         recordDelivered,
         recordGone,
         recordFailed,

@@ -2,33 +2,48 @@
  * The webhook delivery worker of the jobs role. Per cycle (`deliverDue`) it:
  *
  * 1. claims a batch of due deliveries (`FOR UPDATE SKIP LOCKED`, one short
- *    statement) and leases them for the visibility timeout;
- * 2. sends several at once, outside any transaction, each a signed POST of
- *    `{id, event, created_at, tenant_id, data}` through the same guarded
- *    outbound client as actions (no redirects followed);
- * 3. records each outcome as soon as its call returns, uninterruptibly:
- *    2xx delivered; 410 Gone dead-letters it and disables the subscription;
- *    anything else retries after `WEBHOOK_RETRY_BASE_MS * 2^(attempt-1)`
- *    (plus up to 25 % jitter) until `WEBHOOK_MAX_ATTEMPTS`, then dead letter.
+ *    statement) and leases them for the visibility timeout: per subscription
+ *    its oldest few (`perSubscription`), and none of a subscription whose
+ *    deliveries another cycle is still sending, so one subscription's
+ *    deliveries are attempted in the order they were queued;
+ * 2. sends many at once (`concurrency`), in queue order, outside any
+ *    transaction, each a signed POST of `{id, event, created_at, tenant_id,
+ *    data}` through the same guarded outbound client as actions (no redirects
+ *    followed, connections kept alive per host);
+ * 3. records the outcomes in batches — whatever has returned while the
+ *    previous batch was being written, one statement for all of them and
+ *    their subscriptions' counters — uninterruptibly: 2xx delivered; 410 Gone
+ *    dead-letters it and disables the subscription; anything else retries
+ *    after `WEBHOOK_RETRY_BASE_MS * 2^(attempt-1)` (plus up to 25 % jitter)
+ *    until `WEBHOOK_MAX_ATTEMPTS`, then dead letter.
  *
- * Delivery is at least once. A worker stopped mid-call gives its leases back;
+ * The worker runs a few cycles side by side (`lanes`), so one slow receiver
+ * holds up only its own cycle. Delivery is at least once. A worker stopped mid-call gives its leases back;
  * one that dies leaves them to expire, after which another worker claims them
  * again — nothing is lost. Keep the visibility timeout well above
  * `ACTIONS_TIMEOUT_MS`, or a slow call may be sent twice.
  */
-import { Clock, Context, Duration, Effect, Exit, Layer, Result, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { OutboundHttp } from "../Actions/OutboundHttp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
-import { Encryption } from "../Platform/Encryption.ts"
-import { type AttemptRecord, type ClaimedDelivery, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.ts"
-import { signatureHeader } from "./WebhookSignature.ts"
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type Outcome,
+  type OutcomeKind,
+  WebhookDeliveriesRepo
+} from "./WebhookDeliveriesRepo.ts"
+import { deliveryHeaders } from "./WebhookSignature.ts"
+import { WebhookSubscriptions } from "./WebhookSubscriptions.ts"
 
 export interface DeliveryOptions {
-  /** Deliveries claimed per cycle; default 20. */
+  /** Deliveries claimed per cycle; default 200. */
   readonly batchSize?: number | undefined
-  /** Deliveries in flight at once; default 8. */
+  /** Deliveries in flight at once in a cycle; default 64. */
   readonly concurrency?: number | undefined
+  /** Deliveries of one subscription claimed (so in flight) at once; default 8. */
+  readonly perSubscription?: number | undefined
   /** How long a claim holds before another worker may take the delivery over; default 60 s. */
   readonly visibilityTimeout?: Duration.Input | undefined
 }
@@ -43,7 +58,13 @@ export interface DeliveryBatch {
   readonly released: number
 }
 
-const defaults = { batchSize: 20, concurrency: 8, visibilityTimeout: Duration.seconds(60) }
+const defaults = {
+  batchSize: 200,
+  concurrency: 64,
+  perSubscription: 8,
+  visibilityTimeout: Duration.seconds(60),
+  lanes: 2
+}
 
 /** No retry waits longer than this, whatever the configuration. */
 const maxBackoffMs = 6 * 60 * 60 * 1000
@@ -54,10 +75,7 @@ export const retryDelayMs = (baseMs: number, failedAttempts: number): number => 
   return nominal + Math.floor(Math.random() * nominal * 0.25)
 }
 
-type Outcome =
-  | { readonly kind: "delivered"; readonly attempt: AttemptRecord }
-  | { readonly kind: "gone"; readonly attempt: AttemptRecord }
-  | { readonly kind: "failed"; readonly attempt: AttemptRecord }
+type Attempted = { readonly kind: OutcomeKind; readonly attempt: AttemptRecord }
 
 const excerpt = (body: Uint8Array) => new TextDecoder().decode(body.subarray(0, 200))
 
@@ -71,14 +89,14 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const config = yield* ServerConfig
       const repo = yield* WebhookDeliveriesRepo
       const http = yield* OutboundHttp
-      const encryption = yield* Encryption
+      const subscriptions = yield* WebhookSubscriptions
 
       /** One signed POST; every way it can end is an Outcome (only interruption escapes). */
       const attempt = (claim: ClaimedDelivery) =>
         Effect.gen(function*() {
           const startedAt = yield* Clock.currentTimeMillis
-          const finish = (kind: Outcome["kind"], statusCode: number | null, error: string | null) =>
-            Effect.map(Clock.currentTimeMillis, (now): Outcome => ({
+          const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null) =>
+            Effect.map(Clock.currentTimeMillis, (now): Attempted => ({
               kind,
               attempt: { startedAt: new Date(startedAt), durationMs: Math.max(0, now - startedAt), statusCode, error }
             }))
@@ -91,23 +109,25 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             tenant_id: payload.tenant_id,
             data: payload.data
           })
-          const headers: Record<string, string> = {
-            "user-agent": "agent-platform-webhooks",
-            "x-service-event": claim.event,
-            "x-service-delivery": claim.id,
-            "x-service-timestamp": String(timestamp)
+          const secrets = yield* Effect.result(subscriptions.signingSecrets(claim))
+          if (Result.isFailure(secrets)) {
+            return yield* finish("failed", null, `signing secret: ${secrets.failure.message}`)
           }
-          if (claim.signing_secret !== null) {
-            const secret = yield* Effect.result(encryption.decrypt(claim.signing_secret))
-            if (Result.isFailure(secret)) return yield* finish("failed", null, `signing secret: ${secret.failure.message}`)
-            headers["x-service-signature"] = signatureHeader(secret.success, timestamp, body)
-          }
+          const headers = deliveryHeaders({
+            id: claim.id,
+            event: claim.event,
+            timestamp,
+            body,
+            secrets: secrets.success
+          })
           const answer = yield* Effect.result(http.send(
             { method: "POST", url: claim.url, headers, body: { contentType: "application/json", text: body } },
             // Receivers' bodies only feed the log's error excerpt: read a little, never fail on size.
             { maxRedirects: 0, responseLimit: { maxBytes: 1024, beyond: "truncate" } }
           ))
-          if (Result.isFailure(answer)) return yield* finish("failed", null, answer.failure.message)
+          if (Result.isFailure(answer)) {
+            return yield* finish("failed", null, answer.failure.message)
+          }
           const { status } = answer.success
           if (status >= 200 && status < 300) return yield* finish("delivered", status, null)
           const detail = excerpt(answer.success.body)
@@ -115,61 +135,93 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           return yield* finish(status === 410 ? "gone" : "failed", status, error)
         })
 
-      const record = (claim: ClaimedDelivery, outcome: Outcome): Effect.Effect<keyof Omit<DeliveryBatch, "claimed" | "released">, SqlError> => {
-        switch (outcome.kind) {
-          case "delivered":
-            return Effect.as(repo.recordDelivered(claim, outcome.attempt), "delivered")
-          case "gone":
-            return Effect.as(repo.recordGone(claim, outcome.attempt), "deadLettered")
-          case "failed": {
-            const failedAttempts = claim.attempts + 1
-            if (failedAttempts >= config.webhookMaxAttempts) {
-              return Effect.as(repo.recordFailed(claim, outcome.attempt, null), "deadLettered")
-            }
-            const delay = retryDelayMs(config.webhookRetryBaseMs, failedAttempts)
-            const next = new Date(outcome.attempt.startedAt.getTime() + outcome.attempt.durationMs + delay)
-            return Effect.as(repo.recordFailed(claim, outcome.attempt, next), "retrying")
-          }
+      /** The outcome to record for an attempt: when a failure is retried, or that it is dead-lettered. */
+      const toOutcome = (claim: ClaimedDelivery, attempted: Attempted): Outcome => {
+        if (attempted.kind !== "failed") return { claim, ...attempted, nextAttemptAt: null }
+        const failedAttempts = claim.attempts + 1
+        if (failedAttempts >= config.webhookMaxAttempts) return { claim, ...attempted, nextAttemptAt: null }
+        const delay = retryDelayMs(config.webhookRetryBaseMs, failedAttempts)
+        return {
+          claim,
+          ...attempted,
+          nextAttemptAt: new Date(attempted.attempt.startedAt.getTime() + attempted.attempt.durationMs + delay)
         }
       }
 
-      /**
-       * The call may be interrupted; what follows it may not: an outcome is
-       * recorded once the call returned, or the lease is given back when the
-       * call was cut short.
-       */
-      const deliverOne = (claim: ClaimedDelivery) =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
-            const exit = yield* Effect.exit(restore(attempt(claim)))
-            if (Exit.isFailure(exit)) {
-              yield* repo.release(claim)
-              return "released" as const
-            }
-            return yield* record(claim, exit.value)
-          })
-        ).pipe(
-          // A database failure here leaves the lease to expire: the delivery is retried, not lost.
-          Effect.catchCause((cause) =>
-            Effect.as(Effect.logWarning(`webhook delivery ${claim.id}: could not record the attempt`, cause), "released" as const)
-          )
-        )
+      const countAs = (outcome: Outcome): "delivered" | "retrying" | "deadLettered" =>
+        outcome.kind === "delivered"
+          ? "delivered"
+          : outcome.kind === "failed" && outcome.nextAttemptAt !== null
+          ? "retrying"
+          : "deadLettered"
 
       const deliverDue = (options: DeliveryOptions = {}) =>
         Effect.gen(function*() {
           const claims = yield* repo.claimDue({
             limit: options.batchSize ?? defaults.batchSize,
-            visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout)
+            visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
+            perSubscription: options.perSubscription ?? defaults.perSubscription
           })
-          const results = yield* Effect.forEach(claims, deliverOne, { concurrency: options.concurrency ?? defaults.concurrency })
-          const count = (kind: string) => results.filter((result) => result === kind).length
-          return {
-            claimed: claims.length,
-            delivered: count("delivered"),
-            retrying: count("retrying"),
-            deadLettered: count("deadLettered"),
-            released: count("released")
-          } satisfies DeliveryBatch
+          const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
+          if (claims.length === 0) return counts satisfies DeliveryBatch
+          const returned = yield* Queue.unbounded<Outcome>()
+
+          /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
+          const write = (outcomes: ReadonlyArray<Outcome>) =>
+            repo.recordOutcomes(outcomes).pipe(
+              Effect.tap(() =>
+                Effect.sync(() => {
+                  for (const outcome of outcomes) counts[countAs(outcome)]++
+                })
+              ),
+              Effect.catchCause((cause) =>
+                Effect.logWarning(
+                  `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
+                  cause
+                ).pipe(
+                  Effect.tap(() => Effect.sync(() => (counts.released += outcomes.length)))
+                )
+              )
+            )
+          // Waits (interruptibly) for one outcome, then writes it with everything else that has returned meanwhile.
+          const recordReturned = Effect.gen(function*() {
+            const first = yield* Queue.take(returned)
+            yield* Effect.uninterruptible(Effect.flatMap(Queue.clear(returned), (rest) => write([first, ...rest])))
+          }).pipe(Effect.forever)
+
+          /**
+           * The call may be interrupted; what follows it may not: its outcome
+           * is queued for recording once the call returned, or the lease is
+           * given back when the call was cut short.
+           */
+          const deliverOne = (claim: ClaimedDelivery) =>
+            Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function*() {
+                const exit = yield* Effect.exit(restore(attempt(claim)))
+                if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
+                counts.released++
+                yield* repo.release(claim).pipe(
+                  Effect.catchCause((cause) =>
+                    Effect.logWarning(`webhook delivery ${claim.id}: could not give the lease back`, cause)
+                  )
+                )
+              })
+            )
+
+          const recorder = yield* Effect.forkChild(recordReturned)
+          yield* Effect.forEach(claims, deliverOne, {
+            concurrency: options.concurrency ?? defaults.concurrency,
+            discard: true
+          }).pipe(
+            // However the sends end, every outcome that returned is written before the cycle does.
+            Effect.onExit(() =>
+              Fiber.interrupt(recorder).pipe(
+                Effect.andThen(Queue.clear(returned)),
+                Effect.flatMap((rest) => (rest.length === 0 ? Effect.void : write(rest)))
+              )
+            )
+          )
+          return counts satisfies DeliveryBatch
         })
 
       return WebhookDelivery.of({ deliverDue })
@@ -180,19 +232,22 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
 export interface WorkerOptions extends DeliveryOptions {
   /** The pause between cycles once the queue is drained; default 1 s. */
   readonly pollInterval?: Duration.Input | undefined
+  /** Cycles run side by side; default 2. */
+  readonly lanes?: number | undefined
 }
 
 const workerLayer = (options: WorkerOptions = {}) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const delivery = yield* WebhookDelivery
-    const batchSize = options.batchSize ?? defaults.batchSize
-    // A full batch means more is due: go on at once rather than after the poll interval.
-    const drain = delivery.deliverDue(options).pipe(Effect.repeat({ while: (batch) => batch.claimed >= batchSize }))
-    yield* drain.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("webhook delivery cycle failed; the next poll tries again", cause)),
-      Effect.repeat(Schedule.spaced(options.pollInterval ?? "1 second")),
-      Effect.forkScoped
+    // Anything claimed means more may be due: go on at once rather than after the poll interval.
+    const drain = delivery.deliverDue(options).pipe(Effect.repeat({ while: (batch) => batch.claimed > 0 }))
+    const lane = drain.pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning("webhook delivery cycle failed; the next poll tries again", cause)
+      ),
+      Effect.repeat(Schedule.spaced(options.pollInterval ?? "1 second"))
     )
+    for (let i = 0; i < (options.lanes ?? defaults.lanes); i++) yield* Effect.forkScoped(lane)
   })).pipe(Layer.provide(WebhookDelivery.layer))
 
 /**

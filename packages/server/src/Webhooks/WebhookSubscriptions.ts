@@ -8,15 +8,18 @@
  * `ACTIONS_ALLOW_PRIVATE_NETWORKS` allows them — and passes the same SSRF
  * guard as every delivery, which checks it again when it sends.
  */
-import { Context, Effect, Layer } from "effect"
-import * as SqlClient from "effect/sql/SqlClient"
 import { Errors, Webhooks } from "@agent-platform/domain"
-import { AuditLog } from "../Audit/AuditLog.ts"
+import { Cache, Clock, Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { randomBytes } from "node:crypto"
 import { OutboundGuard } from "../Actions/OutboundGuard.ts"
-import { Encryption } from "../Platform/Encryption.ts"
-import { type DeliveryLogRow, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.ts"
-import { type SubscriptionChanges, type SubscriptionRow, WebhookSubscriptionsRepo } from "./WebhookSubscriptionsRepo.ts"
+import { AuditLog } from "../Audit/AuditLog.ts"
+import { type DecryptionFailed, Encryption } from "../Platform/Encryption.ts"
 import { isUuid } from "../Platform/Ids.ts"
+import { type ClaimedDelivery, type DeliveryLogRow, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.ts"
+import { standardSecretPrefix } from "./WebhookSignature.ts"
+import { type SubscriptionChanges, type SubscriptionRow, WebhookSubscriptionsRepo } from "./WebhookSubscriptionsRepo.ts"
 
 /** The administrator making a change, from the session principal. */
 export interface AdminCaller {
@@ -32,6 +35,14 @@ const maxLogLimit = 200
 
 const subscriptionNotFound = (id: string) => new Errors.NotFound({ error: `webhook subscription ${id} not found` })
 
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+/** How long a replica may sign with a previous secret it read before (deliveries look it up at most this often). */
+const previousSecretTtl = "5 seconds"
+
+/** A new secret in Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
+const generateSecret = () => `${standardSecretPrefix}${randomBytes(32).toString("base64")}`
+
 const toSubscription = (row: SubscriptionRow): Subscription => ({
   id: row.id,
   name: row.name,
@@ -39,12 +50,11 @@ const toSubscription = (row: SubscriptionRow): Subscription => ({
   event_filter: row.event_filter,
   is_active: row.is_active,
   has_signing_secret: row.signing_secret !== null,
+  previous_secret_expires_at: row.previous_signing_secret === null ? null : iso(row.previous_signing_secret_expires_at),
   total_delivered: row.total_delivered,
   total_dead_letter: row.total_dead_letter,
   created_at: row.created_at.toISOString()
 })
-
-const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
 const toDelivery = (row: DeliveryLogRow): Delivery => ({
   id: row.id,
@@ -59,6 +69,9 @@ const toDelivery = (row: DeliveryLogRow): Delivery => ({
   next_attempt_at: iso(row.next_attempt_at),
   delivered_at: iso(row.delivered_at)
 })
+
+/** Decrypted signing secrets kept in memory at most. */
+const decryptedSecretsKept = 1_000
 
 export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, {
   readonly list: (tenantId: string) => Effect.Effect<typeof Webhooks.WebhookSubscriptionList.Type>
@@ -84,6 +97,19 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
     id: string,
     deliveryId: string
   ) => Effect.Effect<typeof Webhooks.RetryScheduled.Type, Errors.NotFound | Errors.Conflict>
+  /** Makes a new signing secret current; the current one stays valid for the window. */
+  readonly rotateSecret: (
+    admin: AdminCaller,
+    id: string,
+    payload: typeof Webhooks.RotateSigningSecret.Type
+  ) => Effect.Effect<typeof Webhooks.SigningSecretRotated.Type, Errors.NotFound>
+  /**
+   * The secrets a delivery is signed with, current first: none for an
+   * unsigned subscription, two during a rotation window.
+   */
+  readonly signingSecrets: (
+    claim: Pick<ClaimedDelivery, "subscription_id" | "signing_secret">
+  ) => Effect.Effect<ReadonlyArray<string>, DecryptionFailed | SqlError>
 }>()("@agent-platform/server/Webhooks/WebhookSubscriptions") {
   static readonly layer = Layer.effect(
     WebhookSubscriptions,
@@ -104,7 +130,9 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
             error: guard.allowPrivateNetworks ? "`url` must be an http or https URL" : "`url` must be an https URL"
           })
         }
-        yield* guard.check(url).pipe(Effect.mapError((refused) => new Errors.InvalidRequest({ error: `\`url\` ${refused.message}` })))
+        yield* guard.check(url).pipe(
+          Effect.mapError((refused) => new Errors.InvalidRequest({ error: `\`url\` ${refused.message}` }))
+        )
       })
 
       const audited = (admin: AdminCaller, event: string, id: string, data: Record<string, unknown>) =>
@@ -122,6 +150,12 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
           if (row === undefined) return yield* subscriptionNotFound(id)
           return row
         })
+
+      const previousSecrets = yield* Cache.make({
+        lookup: (subscriptionId: string) => repo.previousSecret(subscriptionId),
+        capacity: 10_000,
+        timeToLive: previousSecretTtl
+      })
 
       const list = (tenantId: string) =>
         repo.list(tenantId).pipe(
@@ -167,21 +201,29 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
           ...(payload.url === undefined ? {} : { url: payload.url }),
           ...(payload.event_filter === undefined ? {} : { event_filter: payload.event_filter }),
           ...(payload.is_active === undefined ? {} : { is_active: payload.is_active }),
+          // Replacing the secret here is immediate: it ends any rotation window.
           ...(payload.signing_secret === undefined
             ? {}
-            : { signing_secret: payload.signing_secret === null ? null : encryption.encrypt(payload.signing_secret) })
+            : {
+              signing_secret: payload.signing_secret === null ? null : encryption.encrypt(payload.signing_secret),
+              previous_signing_secret: null,
+              previous_signing_secret_expires_at: null
+            })
         }
         const row = yield* Effect.gen(function*() {
           const row = yield* repo.update(admin.tenantId, id, changes)
           if (row !== undefined) {
             yield* audited(admin, "webhook_subscription.updated", id, {
               ...changes,
-              ...(changes.signing_secret === undefined ? {} : { signing_secret: changes.signing_secret === null ? "removed" : "replaced" })
+              ...(changes.signing_secret === undefined
+                ? {}
+                : { signing_secret: changes.signing_secret === null ? "removed" : "replaced" })
             })
           }
           return row
         }).pipe(sql.withTransaction, Effect.orDie)
         if (row === undefined) return yield* subscriptionNotFound(id)
+        if (changes.signing_secret !== undefined) yield* Cache.invalidate(previousSecrets, id)
         return toSubscription(row)
       })
 
@@ -207,9 +249,10 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
         }
         yield* findOrFail(tenantId, id)
         const limit = Math.min(Math.max(Math.trunc(options?.limit ?? defaultLogLimit), 1), maxLogLimit)
-        const rows = yield* deliveries.log({ tenantId, subscriptionId: id, limit: limit + 1, before: cursor ?? null }).pipe(
-          Effect.orDie
-        )
+        const rows = yield* deliveries.log({ tenantId, subscriptionId: id, limit: limit + 1, before: cursor ?? null })
+          .pipe(
+            Effect.orDie
+          )
         const page = rows.slice(0, limit)
         return {
           deliveries: page.map(toDelivery),
@@ -217,35 +260,95 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
         }
       })
 
-      const retry = Effect.fn("WebhookSubscriptions.retry")(function*(admin: AdminCaller, id: string, deliveryId: string) {
-        const subscription = yield* findOrFail(admin.tenantId, id)
-        const where = { tenantId: admin.tenantId, subscriptionId: id, deliveryId }
-        const status = isUuid(deliveryId) ? yield* deliveries.findStatus(where).pipe(Effect.orDie) : undefined
-        if (status === undefined) return yield* new Errors.NotFound({ error: `delivery ${deliveryId} not found for this subscription` })
-        if (status !== "dead_letter") {
-          return yield* new Errors.Conflict({ error: `delivery ${deliveryId} is ${status}, not dead_letter; only dead letters can be retried` })
+      const retry = Effect.fn("WebhookSubscriptions.retry")(
+        function*(admin: AdminCaller, id: string, deliveryId: string) {
+          const subscription = yield* findOrFail(admin.tenantId, id)
+          const where = { tenantId: admin.tenantId, subscriptionId: id, deliveryId }
+          const status = isUuid(deliveryId) ? yield* deliveries.findStatus(where).pipe(Effect.orDie) : undefined
+          if (status === undefined) {
+            return yield* new Errors.NotFound({ error: `delivery ${deliveryId} not found for this subscription` })
+          }
+          if (status !== "dead_letter") {
+            return yield* new Errors.Conflict({
+              error: `delivery ${deliveryId} is ${status}, not dead_letter; only dead letters can be retried`
+            })
+          }
+          if (!subscription.is_active) {
+            return yield* new Errors.Conflict({
+              error:
+                `webhook subscription ${id} is disabled; re-enable it (PATCH {is_active: true}) before retrying its deliveries`
+            })
+          }
+          const scheduled = yield* Effect.gen(function*() {
+            const scheduled = yield* deliveries.reschedule(where)
+            if (scheduled) yield* audited(admin, "webhook_delivery.retried", id, { delivery_id: deliveryId })
+            return scheduled
+          }).pipe(sql.withTransaction, Effect.orDie)
+          // Another administrator retried it in between.
+          if (!scheduled) {
+            return yield* new Errors.Conflict({ error: `delivery ${deliveryId} is no longer dead_letter` })
+          }
+          return {
+            success: true as const,
+            delivery_id: deliveryId,
+            status: "pending" as const,
+            message: "retry scheduled"
+          }
         }
-        if (!subscription.is_active) {
-          return yield* new Errors.Conflict({
-            error: `webhook subscription ${id} is disabled; re-enable it (PATCH {is_active: true}) before retrying its deliveries`
-          })
-        }
-        const scheduled = yield* Effect.gen(function*() {
-          const scheduled = yield* deliveries.reschedule(where)
-          if (scheduled) yield* audited(admin, "webhook_delivery.retried", id, { delivery_id: deliveryId })
-          return scheduled
+      )
+
+      const rotateSecret = Effect.fn("WebhookSubscriptions.rotateSecret")(function*(
+        admin: AdminCaller,
+        id: string,
+        payload: typeof Webhooks.RotateSigningSecret.Type
+      ) {
+        yield* findOrFail(admin.tenantId, id)
+        const secret = payload.signing_secret ?? generateSecret()
+        const windowSeconds = payload.previous_secret_valid_for_seconds ?? Webhooks.defaultRotationWindowSeconds
+        const previousExpiresAt = new Date((yield* Clock.currentTimeMillis) + windowSeconds * 1000)
+        const row = yield* Effect.gen(function*() {
+          const row = yield* repo.rotateSecret(admin.tenantId, id, encryption.encrypt(secret), previousExpiresAt)
+          if (row !== undefined) {
+            yield* audited(admin, "webhook_subscription.secret_rotated", id, {
+              previous_secret_expires_at: iso(row.previous_signing_secret_expires_at),
+              generated: payload.signing_secret === undefined
+            })
+          }
+          return row
         }).pipe(sql.withTransaction, Effect.orDie)
-        // Another administrator retried it in between.
-        if (!scheduled) return yield* new Errors.Conflict({ error: `delivery ${deliveryId} is no longer dead_letter` })
+        if (row === undefined) return yield* subscriptionNotFound(id)
+        yield* Cache.invalidate(previousSecrets, id)
         return {
-          success: true as const,
-          delivery_id: deliveryId,
-          status: "pending" as const,
-          message: "retry scheduled"
+          subscription: toSubscription(row),
+          signing_secret: secret,
+          previous_secret_expires_at: row.previous_signing_secret === null
+            ? null
+            : iso(row.previous_signing_secret_expires_at)
         }
       })
 
-      return WebhookSubscriptions.of({ list, create, update, remove, log, retry })
+      // Decrypting costs as much as signing: a secret is decrypted once, not per delivery. Keyed by ciphertext
+      // (a ciphertext always decrypts to the same secret), so a rotation never serves a stale one.
+      const decrypted = new Map<string, string>()
+      const decrypt = (ciphertext: string) => {
+        const known = decrypted.get(ciphertext)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.tap(encryption.decrypt(ciphertext), (secret) =>
+          Effect.sync(() => {
+            if (decrypted.size >= decryptedSecretsKept) decrypted.clear()
+            decrypted.set(ciphertext, secret)
+          }))
+      }
+
+      const signingSecrets = (claim: Pick<ClaimedDelivery, "subscription_id" | "signing_secret">) =>
+        Effect.gen(function*() {
+          if (claim.signing_secret === null) return []
+          const current = yield* decrypt(claim.signing_secret)
+          const previous = yield* Cache.get(previousSecrets, claim.subscription_id)
+          return previous === undefined ? [current] : [current, yield* decrypt(previous)]
+        })
+
+      return WebhookSubscriptions.of({ list, create, update, remove, log, retry, rotateSecret, signingSecrets })
     })
   ).pipe(
     Layer.provide(Layer.mergeAll(WebhookSubscriptionsRepo.layer, WebhookDeliveriesRepo.layer, OutboundGuard.layer))

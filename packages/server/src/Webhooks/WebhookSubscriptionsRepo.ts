@@ -3,10 +3,10 @@
  * filters by the tenant of the caller's principal; the signing secret is
  * stored encrypted.
  */
+import type { Webhooks } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { Webhooks } from "@agent-platform/domain"
 
 export interface SubscriptionRow {
   readonly id: string
@@ -17,6 +17,9 @@ export interface SubscriptionRow {
   /** Encrypted. */
   readonly signing_secret: string | null
   readonly is_active: boolean
+  /** Encrypted: the secret before the last rotation, valid until `previous_signing_secret_expires_at`. */
+  readonly previous_signing_secret: string | null
+  readonly previous_signing_secret_expires_at: Date | null
   readonly total_delivered: number
   readonly total_dead_letter: number
   readonly created_at: Date
@@ -37,6 +40,8 @@ export interface SubscriptionChanges {
   readonly url?: string
   readonly event_filter?: Webhooks.EventFilter
   readonly signing_secret?: string | null
+  readonly previous_signing_secret?: null
+  readonly previous_signing_secret_expires_at?: null
   readonly is_active?: boolean
 }
 
@@ -44,22 +49,42 @@ export class WebhookSubscriptionsRepo extends Context.Service<WebhookSubscriptio
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<SubscriptionRow>, SqlError>
   readonly find: (tenantId: string, id: string) => Effect.Effect<SubscriptionRow | undefined, SqlError>
   readonly insert: (subscription: NewSubscription) => Effect.Effect<SubscriptionRow, SqlError>
-  readonly update: (tenantId: string, id: string, changes: SubscriptionChanges) => Effect.Effect<SubscriptionRow | undefined, SqlError>
+  readonly update: (
+    tenantId: string,
+    id: string,
+    changes: SubscriptionChanges
+  ) => Effect.Effect<SubscriptionRow | undefined, SqlError>
   readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, SqlError>
+  /**
+   * Makes `signingSecret` (encrypted) current and keeps the current one valid
+   * until `previousExpiresAt`, in one statement.
+   */
+  readonly rotateSecret: (
+    tenantId: string,
+    id: string,
+    signingSecret: string,
+    previousExpiresAt: Date
+  ) => Effect.Effect<SubscriptionRow | undefined, SqlError>
+  /** The secret before the last rotation, if it is still valid (delivery signing). */
+  readonly previousSecret: (id: string) => Effect.Effect<string | undefined, SqlError>
 }>()("@agent-platform/server/Webhooks/WebhookSubscriptionsRepo") {
   static readonly layer = Layer.effect(
     WebhookSubscriptionsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const columns = sql`id, tenant_id, name, url, event_filter, signing_secret, is_active, total_delivered, total_dead_letter, created_at`
+      const columns = sql`id, tenant_id, name, url, event_filter, signing_secret, is_active, previous_signing_secret,
+        previous_signing_secret_expires_at, total_delivered, total_dead_letter, created_at`
 
       const list = (tenantId: string) =>
-        sql<SubscriptionRow>`SELECT ${columns} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} ORDER BY created_at, id`
+        sql<
+          SubscriptionRow
+        >`SELECT ${columns} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} ORDER BY created_at, id`
 
       const find = (tenantId: string, id: string) =>
-        sql<SubscriptionRow>`SELECT ${columns} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
-          Effect.map((rows) => rows[0])
-        )
+        sql<SubscriptionRow>`SELECT ${columns} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id}`
+          .pipe(
+            Effect.map((rows) => rows[0])
+          )
 
       const insert = (s: NewSubscription) =>
         sql<SubscriptionRow>`
@@ -74,11 +99,30 @@ export class WebhookSubscriptionsRepo extends Context.Service<WebhookSubscriptio
           RETURNING ${columns}`.pipe(Effect.map((rows) => rows[0]))
 
       const remove = (tenantId: string, id: string) =>
-        sql<{ id: string }>`DELETE FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-          Effect.map((rows) => rows.length > 0)
+        sql<{ id: string }>`DELETE FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`
+          .pipe(
+            Effect.map((rows) => rows.length > 0)
+          )
+
+      // SET reads the row as it was: the old current secret becomes the previous one.
+      const rotateSecret = (tenantId: string, id: string, signingSecret: string, previousExpiresAt: Date) =>
+        sql<SubscriptionRow>`
+          UPDATE webhook_subscriptions
+          SET previous_signing_secret = signing_secret,
+              previous_signing_secret_expires_at = CASE WHEN signing_secret IS NULL THEN NULL ELSE ${previousExpiresAt}::timestamptz END,
+              signing_secret = ${signingSecret},
+              updated_at = now()
+          WHERE tenant_id = ${tenantId} AND id = ${id}
+          RETURNING ${columns}`.pipe(Effect.map((rows) => rows[0]))
+
+      const previousSecret = (id: string) =>
+        sql<{ previous_signing_secret: string }>`
+          SELECT previous_signing_secret FROM webhook_subscriptions
+          WHERE id = ${id} AND previous_signing_secret IS NOT NULL AND previous_signing_secret_expires_at > now()`.pipe(
+          Effect.map((rows) => rows[0]?.previous_signing_secret)
         )
 
-      return WebhookSubscriptionsRepo.of({ list, find, insert, update, remove })
+      return WebhookSubscriptionsRepo.of({ list, find, insert, update, remove, rotateSecret, previousSecret })
     })
   )
 }

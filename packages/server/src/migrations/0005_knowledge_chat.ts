@@ -25,7 +25,9 @@ export default Effect.gen(function*() {
   for (const extension of ["vector", "pg_trgm"]) {
     if (!available.has(extension)) continue
     yield* sql.withTransaction(sql`CREATE EXTENSION IF NOT EXISTS ${sql(extension)}`).pipe(
-      Effect.catch((error) => Effect.logWarning(`extension ${extension} is available but could not be created; continuing without it`, error))
+      Effect.catch((error) =>
+        Effect.logWarning(`extension ${extension} is available but could not be created; continuing without it`, error)
+      )
     )
   }
   const installed = new Set(

@@ -10,11 +10,23 @@ import identity from "./0002_identity.ts"
 import catalog from "./0003_catalog.ts"
 import executionsWebhooks from "./0004_executions_webhooks.ts"
 import knowledgeChat from "./0005_knowledge_chat.ts"
+import accessHardening from "./0006_access_hardening.ts"
+import rooms from "./0007_rooms.ts"
+import scim from "./0008_scim.ts"
+import compliance from "./0009_compliance.ts"
+import webhookSecretRotation from "./0010_webhook_secret_rotation.ts"
+import vapidKeys from "./0012_vapid_keys.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_identity": identity,
   "0003_catalog": catalog,
   "0004_executions_webhooks": executionsWebhooks,
-  "0005_knowledge_chat": knowledgeChat
+  "0005_knowledge_chat": knowledgeChat,
+  "0006_access_hardening": accessHardening,
+  "0007_rooms": rooms,
+  "0008_scim": scim,
+  "0009_compliance": compliance,
+  "0010_webhook_secret_rotation": webhookSecretRotation,
+  "0012_vapid_keys": vapidKeys
 })

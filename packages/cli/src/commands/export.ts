@@ -1,0 +1,98 @@
+/**
+ * `export conversations|metrics`: the administrator's CSV exports, streamed
+ * from the service to `--out FILE` (or standard output) as they arrive.
+ * `saveDownload` is shared by `compliance export` and `report roi`.
+ */
+import * as Sdk from "@agent-platform/sdk"
+import { Console, Effect, Option, Schema, Stream } from "effect"
+import { Command, Flag } from "effect/cli"
+import { open } from "node:fs/promises"
+import * as Connection from "../Connection.ts"
+import * as Output from "../Output.ts"
+
+/** The output file cannot be written. */
+export class OutputFileFailed
+  extends Schema.TaggedError<OutputFileFailed>()("OutputFileFailed", { message: Schema.String })
+{}
+
+export const outFlag = Flag.String("out").pipe(
+  Flag.withDescription("File to write (default: standard output)"),
+  Flag.optional
+)
+export const fromFlag = Flag.String("from").pipe(
+  Flag.withDescription("First UTC day, YYYY-MM-DD (default: 30 days ago)"),
+  Flag.optional
+)
+export const toFlag = Flag.String("to").pipe(
+  Flag.withDescription("Last UTC day, YYYY-MM-DD (default: today)"),
+  Flag.optional
+)
+
+/**
+ * Downloads `request` with the stored session and writes it, chunk by chunk,
+ * to `out` (then says where, and how many bytes) or to standard output.
+ */
+export const saveDownload = (
+  out: Option.Option<string>,
+  request: (options: Sdk.DownloadOptions) => ReturnType<typeof Sdk.download>
+) =>
+  Connection.withSession(({ client, url }) =>
+    Effect.gen(function*() {
+      const token = yield* client.sessionToken
+      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" })
+      if (Option.isNone(out)) {
+        return yield* Stream.runForEach(Stream.decodeText(download.body), (text) => Output.write(text))
+      }
+      const path = out.value
+      const file = yield* Effect.tryPromise({
+        try: () => open(path, "w"),
+        catch: (cause) => new OutputFileFailed({ message: `cannot write ${path}: ${String(cause)}` })
+      })
+      let bytes = 0
+      yield* Stream.runForEach(download.body, (chunk) =>
+        Effect.tryPromise({
+          try: async () => {
+            await file.write(chunk)
+            bytes += chunk.byteLength
+          },
+          catch: (cause) => new OutputFileFailed({ message: `cannot write ${path}: ${String(cause)}` })
+        })).pipe(Effect.ensuring(Effect.promise(() => file.close())))
+      yield* Console.error(
+        `wrote ${path} (${bytes.toLocaleString("en-US")} bytes${
+          download.filename === undefined ? "" : `, ${download.filename}`
+        })`
+      )
+    })
+  )
+
+const conversations = Command.make(
+  "conversations",
+  {
+    from: fromFlag,
+    to: toFlag,
+    space: Flag.String("space").pipe(Flag.withDescription("Only this space (its id)"), Flag.optional),
+    out: outFlag
+  },
+  ({ from, out, space, to }) =>
+    saveDownload(out, (options) =>
+      Sdk.downloadConversations(options, {
+        from: Option.getOrUndefined(from),
+        to: Option.getOrUndefined(to),
+        group_id: Option.getOrUndefined(space)
+      }))
+).pipe(Command.withDescription("Export conversations as CSV, one row per message (admin)"))
+
+const metrics = Command.make(
+  "metrics",
+  { from: fromFlag, to: toFlag, out: outFlag },
+  ({ from, out, to }) =>
+    saveDownload(
+      out,
+      (options) => Sdk.downloadMetrics(options, { from: Option.getOrUndefined(from), to: Option.getOrUndefined(to) })
+    )
+).pipe(Command.withDescription("Export daily metrics per space as CSV (admin)"))
+
+export const exportCommand = Command.make("export").pipe(
+  Command.withDescription("Data exports (admin)"),
+  Command.withSubcommands([conversations, metrics])
+)

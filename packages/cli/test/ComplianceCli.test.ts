@@ -1,0 +1,112 @@
+/**
+ * The compliance, export, report and corrections commands, run as a child
+ * process against an in-process server: downloads streamed to `--out` files
+ * (or standard output) and read back, and `compliance integrity`'s exit code.
+ */
+import { assert, layer } from "@effect/vitest"
+import { parse } from "csv-parse/sync"
+import { Effect } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import {
+  adminEmail,
+  adminPassword,
+  layer as testServer,
+  serverSuite,
+  TestServer
+} from "../../server/test/TestServer.ts"
+import { run, temporaryDirectory } from "./CliProcess.ts"
+
+/** Each run starts a Node process with tsx: a dozen of them need more than the default minute on a loaded machine. */
+const cliTimeout = 300_000
+
+layer(testServer(), serverSuite)("compliance, export, report and corrections commands", (it) => {
+  it.effect(
+    "download to files and standard output; integrity exits 1 once a row was altered",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* server.admin
+        yield* admin.api.admin.updateFlags({
+          payload: { feature_compliance_pack: true, feature_decision_records: true }
+        })
+        const space = yield* admin.api.admin.createSpace({ payload: { code: "cli", name: "CLI" } })
+        const agent = yield* admin.api.agentsAdmin.create({
+          payload: { space_id: space.id, name: "Helper", summary: "", is_primary: true }
+        })
+        const { key } = yield* admin.api.keys.create({
+          payload: { name: "=cli key", scopes: ["chat"], space_id: space.id }
+        })
+        yield* Effect.promise(async () => {
+          const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            body: JSON.stringify({ message: "hello, \"cli\"" })
+          })
+          await response.text()
+        })
+
+        const dir = yield* temporaryDirectory
+        const env = { AGENT_PLATFORM_CONFIG: join(dir, "config.json") }
+        const cli = (...args: ReadonlyArray<string>) => run(args, env)
+        assert.strictEqual(
+          (yield* run(["--url", server.baseUrl, "login", "--email", adminEmail, "--password", adminPassword], env))
+            .code,
+          0
+        )
+
+        const provenanceFile = join(dir, "provenance.csv")
+        const exported = yield* cli("compliance", "export", "--format", "csv", "--out", provenanceFile)
+        assert.strictEqual(exported.code, 0, exported.stderr)
+        assert.match(
+          exported.stderr,
+          /^wrote .*provenance\.csv \(\d[\d,]* bytes, provenance-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv\)\n$/
+        )
+        assert.match(readFileSync(provenanceFile, "utf8"), /^execution_id,executed_at,/)
+
+        const conversationsFile = join(dir, "conversations.csv")
+        assert.strictEqual((yield* cli("export", "conversations", "--out", conversationsFile)).code, 0)
+        const rows: Array<Record<string, string>> = parse(readFileSync(conversationsFile, "utf8"), {
+          columns: true,
+          record_delimiter: "\r\n"
+        })
+        assert.deepInclude(rows[0], {
+          role: "user",
+          content: "hello, \"cli\"",
+          author: "API key =cli key",
+          space_code: "cli"
+        })
+        const metrics = yield* cli("export", "metrics")
+        assert.strictEqual(metrics.code, 0, metrics.stderr)
+        assert.match(
+          metrics.stdout,
+          /^date,space_id,space_code,chats,messages,tokens_input,tokens_output,actions_succeeded,actions_failed\r\n/
+        )
+        const badDate = yield* cli("export", "metrics", "--from", "2025-02-30")
+        assert.strictEqual(badDate.code, 1)
+        assert.match(badDate.stderr, /^error: .*2025-02-30/)
+
+        const roiFile = join(dir, "roi.html")
+        assert.strictEqual((yield* cli("report", "roi", "--days", "7", "--out", roiFile)).code, 0)
+        assert.match(readFileSync(roiFile, "utf8"), /^<!DOCTYPE html>[\s\S]*<svg[\s\S]*<\/html>\n$/)
+
+        const listed = yield* cli("corrections", "list", "--agent", agent.id, "--json")
+        assert.strictEqual(listed.code, 0, listed.stderr)
+        assert.deepStrictEqual(JSON.parse(listed.stdout), { corrections: [] })
+
+        const clean = yield* cli("compliance", "integrity")
+        assert.strictEqual(clean.code, 0, clean.stderr)
+        assert.match(clean.stdout, /Both chains verify/)
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<
+          { id: string }
+        >`SELECT id FROM admin_audit_log WHERE event = 'space.created' ORDER BY seq DESC LIMIT 1`
+        yield* sql`UPDATE admin_audit_log SET data = jsonb_set(data, '{name}', '"x"') WHERE id = ${row.id}`
+        const broken = yield* cli("compliance", "integrity")
+        assert.strictEqual(broken.code, 1)
+        assert.include(broken.stderr, row.id)
+      }),
+    cliTimeout
+  )
+})

@@ -1,0 +1,186 @@
+/**
+ * What `/openapi.json` says beyond what the schemas generate, applied to the
+ * whole generated document in one place (the `transform` annotation of
+ * {@link Api}), so that outside tools — redocly's `recommended` rules,
+ * Spectral's `spectral:oas`, openapi-typescript — accept every group,
+ * including groups added later, without each group repeating it:
+ *
+ * - the document names its server, license and contact;
+ * - tags are unique (groups sharing a title are merged) and described;
+ * - `Schema.Int`'s ±(2^53 − 1) bounds, which are no real bound, are dropped;
+ * - `anyOf` with an empty schema (from `Schema.NullOr(Schema.Unknown)`) is
+ *   the empty schema it means (any value);
+ * - an object schema with no properties (a `Schema.Record`) says
+ *   `additionalProperties: true`, so generated clients can send its fields;
+ * - request bodies are open: the server ignores fields it does not know, so a
+ *   request schema never says `additionalProperties: false`;
+ * - the errors the HTTP edge answers before any endpoint runs are documented
+ *   on every operation they can happen to (413 and 415 with a body, 431);
+ * - a declared error without an example gets one: its `_tag` and, as
+ *   `error`, its description.
+ *
+ * What a group still carries itself: a `description` on its group (its tag)
+ * and on every endpoint, examples on its payloads and success bodies, and
+ * real bounds on the integers it accepts.
+ */
+
+// OpenAPI documents are plain JSON: walked and rewritten as such.
+type Json = Record<string, any>
+
+/** The contract's license (SPDX). */
+export const license = { name: "MIT", identifier: "MIT" }
+
+/** Not a bound: what `Schema.Int` declares when nothing narrower is checked. */
+const unboundedInteger = 9007199254740991
+
+const edgeErrorSchema = {
+  type: "object",
+  properties: {
+    error: { type: "string", description: "What went wrong and what to do" },
+    _tag: { type: "string" }
+  },
+  required: ["error"]
+}
+
+const edgeError = (description: string, error: string, tag: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/EdgeError" }, example: { error, _tag: tag } } }
+})
+
+/** The errors the HTTP edge answers itself, before an endpoint runs. */
+const edgeResponses = {
+  PayloadTooLarge: edgeError(
+    "The request body is larger than the service accepts (1 MiB, 2 MiB for ingestion; `MAX_BODY_BYTES`).",
+    "the request body is larger than 1048576 bytes",
+    "PayloadTooLarge"
+  ),
+  UnsupportedMediaType: edgeError(
+    "The body is not `application/json` (SCIM also accepts `application/scim+json`): send a `Content-Type` this operation accepts.",
+    "Content-Type must be application/json",
+    "UnsupportedMediaType"
+  ),
+  RequestHeaderFieldsTooLarge: edgeError(
+    "The request's headers are larger than the service accepts.",
+    "the request headers are too large",
+    "RequestHeaderFieldsTooLarge"
+  )
+}
+
+const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Applies `visit` to every object in `value` outside examples, children before their parent. */
+const everyObject = (value: unknown, visit: (node: Json) => void): void => {
+  if (Array.isArray(value)) {
+    for (const item of value) everyObject(item, visit)
+  } else if (isObject(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      // Examples are data, not schemas.
+      if (key !== "example" && key !== "examples") everyObject(child, visit)
+    }
+    visit(value)
+  }
+}
+
+const isEmptySchema = (schema: unknown) => isObject(schema) && Object.keys(schema).length === 0
+
+/** The rewrites every schema gets, wherever it is. */
+const normalizeSchema = (node: Json) => {
+  if (node.maximum === unboundedInteger) delete node.maximum
+  if (node.minimum === -unboundedInteger) delete node.minimum
+  for (const keyword of ["anyOf", "oneOf"]) {
+    if (Array.isArray(node[keyword]) && node[keyword].some(isEmptySchema)) delete node[keyword]
+  }
+  if (
+    node.type === "object" && node.properties === undefined && node.additionalProperties === undefined &&
+    node.patternProperties === undefined
+  ) {
+    node.additionalProperties = true
+  }
+}
+
+/** Removes `additionalProperties: false` from a request schema and every component it uses. */
+const openRequestSchema = (schema: unknown, components: Json, seen: Set<string>) => {
+  everyObject(schema, (node) => {
+    if (node.additionalProperties === false) delete node.additionalProperties
+    if (typeof node.$ref === "string" && node.$ref.startsWith("#/components/schemas/")) {
+      const name = node.$ref.slice("#/components/schemas/".length)
+      if (!seen.has(name) && components[name] !== undefined) {
+        seen.add(name)
+        openRequestSchema(components[name], components, seen)
+      }
+    }
+  })
+}
+
+const mergeTags = (tags: ReadonlyArray<Json>): Array<Json> => {
+  const byName = new Map<string, Json>()
+  for (const tag of tags) {
+    const known = byName.get(tag.name)
+    if (known === undefined) {
+      byName.set(tag.name, { ...tag })
+    } else if (tag.description !== undefined && tag.description !== known.description) {
+      known.description = known.description === undefined
+        ? tag.description
+        : `${known.description}\n\n${tag.description}`
+    }
+  }
+  return [...byName.values()]
+}
+
+/** `{error, _tag}` for a declared `{_tag, error}` error whose response has no example. */
+const exampleError = (response: Json, components: Json) => {
+  for (const media of Object.values(response.content ?? {}) as Array<Json>) {
+    if (media.example !== undefined || media.examples !== undefined) continue
+    // One error, or several sharing the status (`anyOf`): the first is the example.
+    const refs: Array<unknown> = media.schema?.anyOf ?? media.schema?.oneOf ?? [media.schema]
+    const ref = refs.find((schema): schema is { $ref: string } => typeof (schema as Json)?.$ref === "string")
+    const schema = ref === undefined ? undefined : components[ref.$ref.slice("#/components/schemas/".length)]
+    const tag = schema?.properties?._tag?.enum?.[0]
+    const keys = Object.keys(schema?.properties ?? {})
+    if (typeof tag === "string" && keys.length === 2 && keys.includes("error")) {
+      media.example = { _tag: tag, error: schema.description ?? response.description.split(" | ")[0] }
+    }
+  }
+}
+
+const notBuiltDescription = "Not built in this release: every call answers 501 `{\"error\": \"not implemented\"}`."
+
+const transformOperation = (operation: Json, components: Json, opened: Set<string>) => {
+  const responses: Json = operation.responses ?? {}
+  if (operation.description === undefined && responses["501"] !== undefined) {
+    operation.description = notBuiltDescription
+  }
+  if (operation.requestBody !== undefined) {
+    for (const media of Object.values(operation.requestBody.content ?? {}) as Array<Json>) {
+      openRequestSchema(media.schema, components, opened)
+    }
+    responses["413"] ??= { $ref: "#/components/responses/PayloadTooLarge" }
+    responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaType" }
+  }
+  responses["431"] ??= { $ref: "#/components/responses/RequestHeaderFieldsTooLarge" }
+  for (const response of Object.values(responses) as Array<Json>) exampleError(response, components)
+}
+
+/** The transformation of the generated document (see the module comment). */
+export const transformDocument = (generated: Json): Json => {
+  const spec: Json = structuredClone(generated)
+  spec.info = { ...spec.info, license, contact: { name: "Enterprise Agent Platform" } }
+  spec.servers = [{ url: "/", description: "The service that serves this document" }]
+  spec.tags = mergeTags(spec.tags ?? [])
+  spec.components ??= {}
+  spec.components.schemas ??= {}
+  const schemas: Json = spec.components.schemas
+  schemas.EdgeError = edgeErrorSchema
+  spec.components.responses = { ...spec.components.responses, ...edgeResponses }
+  everyObject(schemas, normalizeSchema)
+  everyObject(spec.paths, normalizeSchema)
+  const opened = new Set<string>()
+  for (const pathItem of Object.values(spec.paths ?? {}) as Array<Json>) {
+    for (const method of methods) {
+      if (pathItem[method] !== undefined) transformOperation(pathItem[method], schemas, opened)
+    }
+  }
+  return spec
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Proves the SDK is publishable: packs @agent-platform/domain and @agent-platform/sdk
+# (`pnpm pack`: built to ESM JavaScript with .d.ts, workspace:* rewritten), installs the
+# tarballs with plain npm in a project outside the workspace, typechecks a TypeScript
+# program with strict default settings under moduleResolution nodenext and bundler, and
+# runs a plain-Node program against the built service (`pnpm build`'s dist/main.mjs).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "packing into $work"
+(cd "$root/packages/domain" && pnpm pack --pack-destination "$work" >/dev/null)
+(cd "$root/packages/sdk" && pnpm pack --pack-destination "$work" >/dev/null)
+if tar -xzOf "$work"/agent-platform-sdk-*.tgz package/package.json | grep -q 'workspace:'; then
+  echo "the packed SDK still depends on workspace:*" >&2; exit 1
+fi
+
+consumer="$work/consumer"
+mkdir -p "$consumer"
+cd "$consumer"
+typescript="$(node -p "require('$root/package.json').devDependencies.typescript")"
+cat > package.json <<JSON
+{ "name": "sdk-consumer", "private": true, "type": "module" }
+JSON
+npm install --no-audit --no-fund --loglevel=error "$work"/agent-platform-domain-*.tgz "$work"/agent-platform-sdk-*.tgz \
+  "typescript@$typescript" "@types/node@20" >/dev/null
+
+# TypeScript with the strict defaults, no skipLibCheck: every .d.ts shipped must typecheck.
+cat > consumer.ts <<'TS'
+import { ApiError, ConnectionError, make, makePromiseClient, PlatformApi, type PromiseClient } from "@agent-platform/sdk"
+import { Errors, type Agents } from "@agent-platform/domain"
+
+export const listAgents = async (client: PromiseClient): Promise<Array<string>> => {
+  const { agents } = await client.agents.list({ query: {} })
+  return agents.map((agent: Agents.Agent) => agent.name)
+}
+export const describeError = (error: unknown): string =>
+  error instanceof ApiError ? `${error._tag} ${error.status}: ${error.message}`
+  : error instanceof ConnectionError ? error.message
+  : String(error)
+export const client = makePromiseClient({ baseUrl: "http://127.0.0.1:8080", apiKey: "sk_live_...", timeout: "10 seconds" })
+export const effectClient = [make, PlatformApi, Errors.NotFound] as const
+TS
+for resolution in nodenext bundler; do
+  module="nodenext"; [[ "$resolution" == "bundler" ]] && module="esnext"
+  cat > "tsconfig.$resolution.json" <<JSON
+{ "compilerOptions": { "strict": true, "target": "es2022", "module": "$module", "moduleResolution": "$resolution", "types": ["node"], "noEmit": true }, "files": ["consumer.ts"] }
+JSON
+  npx --no-install tsc -p "tsconfig.$resolution.json"
+  echo "typechecks with moduleResolution $resolution"
+done
+
+# Plain Node against the built service.
+port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+password="Sdk-Check-Passw0rd!"
+(cd "$root" && pnpm build >/dev/null)
+HOST=127.0.0.1 PORT="$port" DATA_DIR="$work/data" BOOTSTRAP_ADMIN_PASSWORD="$password" LOG_LEVEL=Warn \
+  node "$root/packages/server/dist/main.mjs" >"$work/server.log" 2>&1 &
+server_pid=$!
+cat > consumer.mjs <<'JS'
+import { ApiError, ConnectionError, makePromiseClient } from "@agent-platform/sdk"
+
+const baseUrl = process.env.BASE_URL
+const admin = makePromiseClient({ baseUrl })
+const deadline = Date.now() + 60_000
+for (;;) {
+  try { await admin.health(); break } catch (error) {
+    if (!(error instanceof ConnectionError) || Date.now() > deadline) throw error
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+await admin.auth.login({ payload: { email: "admin@example.com", password: process.env.PASSWORD } })
+const { key } = await admin.keys.create({ payload: { name: "sdk package check", scopes: ["agents:read"] } })
+const client = makePromiseClient({ baseUrl, apiKey: key })
+const { agents } = await client.agents.list({ query: {} })
+const refused = await client.actions.list().then(() => undefined, (error) => error)
+if (!(refused instanceof ApiError) || refused._tag !== "ScopeMissing" || refused.status !== 403) throw new Error(`expected ScopeMissing, got ${refused}`)
+const nowhere = makePromiseClient({ baseUrl: `http://127.0.0.1:${process.env.CLOSED_PORT}` })
+const unreachable = await nowhere.health().then(() => undefined, (error) => error)
+if (!(unreachable instanceof ConnectionError)) throw new Error(`expected ConnectionError, got ${unreachable}`)
+console.log(`plain Node: ${agents.length} agents listed; ${refused._tag} ${refused.status}; ${unreachable.message}`)
+await Promise.all([admin.dispose(), client.dispose(), nowhere.dispose()])
+JS
+closed_port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+BASE_URL="http://127.0.0.1:$port" CLOSED_PORT="$closed_port" PASSWORD="$password" node consumer.mjs || { cat "$work/server.log" >&2; exit 1; }

@@ -1,0 +1,171 @@
+/**
+ * The JSON log writer: the same one-object-per-line output as effect's
+ * `Logger.consoleJson` (`message`, `level`, `timestamp`, `cause`,
+ * `annotations`, `spans`, `fiberId`), made cheap enough to log every request.
+ *
+ * - Entries whose message and annotations are plain strings, numbers,
+ *   booleans or null (every request log) are serialized with one
+ *   `JSON.stringify`; anything else goes through effect's own formatter, which
+ *   redacts `Redacted` values and survives circular structures.
+ * - Lines are buffered and written to stdout together once per event-loop
+ *   turn (or as soon as 64 KiB are waiting), in one `write` instead of a
+ *   `console.log` call and a system call per line. When stdout is a file
+ *   (Node writes files synchronously), the write runs on libuv's thread pool,
+ *   one at a time and in order, and what arrives meanwhile waits for the next
+ *   one, so the event loop never waits for the disk. What is still buffered is
+ *   written synchronously when the process exits.
+ */
+import { Logger } from "effect"
+import type * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import { fstatSync, write, writeSync } from "node:fs"
+
+const flushAtBytes = 64 * 1024
+
+const isPlain = (value: unknown): boolean =>
+  value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+
+const levelNames: Record<LogLevel.LogLevel, string> = {
+  All: "ALL",
+  Fatal: "FATAL",
+  Error: "ERROR",
+  Warn: "WARN",
+  Info: "INFO",
+  Debug: "DEBUG",
+  Trace: "TRACE",
+  None: "NONE"
+}
+
+/** Lines waiting for the next write to stdout. */
+export interface LineBuffer {
+  readonly append: (line: string) => void
+  /** Writes what is waiting, synchronously. */
+  readonly flushSync: () => void
+}
+
+/** A buffer handing what waits to `write` once per event-loop turn. */
+export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
+  let pending: Array<string> = []
+  let bytes = 0
+  let scheduled = false
+  const flushSync = () => {
+    scheduled = false
+    if (pending.length === 0) return
+    const text = pending.join("")
+    pending = []
+    bytes = 0
+    write(text)
+  }
+  return {
+    append: (line) => {
+      pending.push(line)
+      bytes += line.length
+      if (bytes >= flushAtBytes) return flushSync()
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flushSync)
+      }
+    },
+    flushSync
+  }
+}
+
+/** The structured JSON of one entry, as `Logger.formatJson` writes it. */
+export const formatEntry = (options: Logger.Options<unknown>): string => {
+  const message = options.message
+  const single = Array.isArray(message) && message.length === 1 ? message[0] : message
+  const annotations = options.fiber.getRef(References.CurrentLogAnnotations)
+  const spans = options.fiber.getRef(References.CurrentLogSpans)
+  if (!isPlain(single) || options.cause.reasons.length > 0 || spans.length > 0) return Logger.formatJson.log(options)
+  for (const key in annotations) {
+    if (!isPlain(annotations[key])) return Logger.formatJson.log(options)
+  }
+  return JSON.stringify({
+    message: single,
+    level: levelNames[options.logLevel],
+    timestamp: options.date.toISOString(),
+    annotations,
+    spans: {},
+    fiberId: `#${options.fiber.id}`
+  })
+}
+
+/** The JSON logger writing through `buffer`. */
+export const makeJsonLogger = (buffer: LineBuffer): Logger.Logger<unknown, void> =>
+  Logger.make((options) => buffer.append(`${formatEntry(options)}\n`))
+
+/**
+ * Writes to a file descriptor on the thread pool, one write at a time and in
+ * order; `flushSync` writes what waits directly (at exit).
+ */
+const makeFileWriter = (fd: number) => {
+  let waiting: Array<string> = []
+  let busy = false
+  const next = () => {
+    if (waiting.length === 0) return void (busy = false)
+    const text = waiting.join("")
+    waiting = []
+    busy = true
+    write(fd, text, (error) => {
+      // The file cannot be written (disk full, closed): the lines are lost, the service goes on.
+      void error
+      next()
+    })
+  }
+  return {
+    write: (text: string) => {
+      waiting.push(text)
+      if (!busy) next()
+    },
+    flushSync: () => {
+      const text = waiting.join("")
+      waiting = []
+      try {
+        if (text.length > 0) writeSync(fd, text)
+      } catch {
+        // stdout is closed: the lines cannot be written anywhere.
+      }
+    }
+  }
+}
+
+const stdoutIsFile = () => {
+  try {
+    return fstatSync(1).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** Stdout's one buffer: every logger of the process shares it, and it is written out when the process exits. */
+let stdoutBuffer: LineBuffer | undefined
+const sharedStdoutBuffer = () => {
+  if (stdoutBuffer === undefined) {
+    let exiting = false
+    const file = stdoutIsFile() ? makeFileWriter(1) : undefined
+    const buffer = makeLineBuffer((text) => {
+      if (exiting) {
+        file?.flushSync()
+        try {
+          // At exit nothing asynchronous runs any more: write directly.
+          writeSync(1, text)
+        } catch {
+          // stdout is closed: the lines cannot be written anywhere.
+        }
+        return
+      }
+      if (file !== undefined) return file.write(text)
+      process.stdout.write(text)
+    })
+    process.on("exit", () => {
+      exiting = true
+      buffer.flushSync()
+      file?.flushSync()
+    })
+    stdoutBuffer = buffer
+  }
+  return stdoutBuffer
+}
+
+/** JSON lines on stdout, buffered per event-loop turn; replaces `Logger.consoleJson`. */
+export const jsonStdoutLogger = (): Logger.Logger<unknown, void> => makeJsonLogger(sharedStdoutBuffer())

@@ -1,0 +1,100 @@
+/**
+ * The push_deliveries table: the durable queue of Web Push messages, one row
+ * per subscription and message, claimed by the jobs worker with a lease.
+ */
+import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+export interface ClaimedPush {
+  readonly id: string
+  readonly subscription_id: string | null
+  readonly payload: unknown
+  readonly attempts: number
+}
+
+export class PushDeliveriesRepo extends Context.Service<PushDeliveriesRepo, {
+  /** Queues `payload` for each of the user's subscriptions; the number queued. */
+  readonly enqueueForUser: (input: {
+    readonly tenantId: string
+    readonly userId: string
+    readonly notificationId: string | null
+    readonly payload: unknown
+  }) => Effect.Effect<number, SqlError>
+  /** Leases up to `limit` due deliveries (pending and due, or sending with an expired lease), counting the attempt. */
+  readonly claim: (limit: number, leaseSeconds: number) => Effect.Effect<ReadonlyArray<ClaimedPush>, SqlError>
+  readonly delivered: (id: string, statusCode: number) => Effect.Effect<void, SqlError>
+  /** Back to pending after `delayMs`. */
+  readonly retryLater: (
+    id: string,
+    delayMs: number,
+    statusCode: number | null,
+    error: string
+  ) => Effect.Effect<void, SqlError>
+  /** Finished without delivery: `gone` (the subscription was deleted) or `failed` (out of attempts). */
+  readonly finish: (
+    id: string,
+    status: "gone" | "failed",
+    statusCode: number | null,
+    error: string
+  ) => Effect.Effect<void, SqlError>
+  /** Gives a lease back unattempted (the worker is stopping). */
+  readonly release: (id: string) => Effect.Effect<void, SqlError>
+  readonly statusOf: (
+    id: string
+  ) => Effect.Effect<{ readonly status: string; readonly attempts: number } | undefined, SqlError>
+}>()("@agent-platform/server/Push/PushDeliveriesRepo") {
+  static readonly layer = Layer.effect(
+    PushDeliveriesRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return PushDeliveriesRepo.of({
+        enqueueForUser: (input) =>
+          Effect.map(
+            sql`
+              INSERT INTO push_deliveries (tenant_id, subscription_id, notification_id, payload)
+              SELECT ${input.tenantId}, s.id, ${input.notificationId}, ${JSON.stringify(input.payload)}::jsonb
+              FROM push_subscriptions s WHERE s.tenant_id = ${input.tenantId} AND s.user_id = ${input.userId}
+              RETURNING id`,
+            (rows) => rows.length
+          ),
+        claim: (limit, leaseSeconds) =>
+          sql<ClaimedPush>`
+            UPDATE push_deliveries d
+            SET status = 'sending', attempts = d.attempts + 1, locked_until = now() + make_interval(secs => ${leaseSeconds})
+            FROM (
+              SELECT id FROM push_deliveries
+              WHERE (status = 'pending' AND next_attempt_at <= now()) OR (status = 'sending' AND locked_until < now())
+              ORDER BY next_attempt_at LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ) due
+            WHERE d.id = due.id
+            RETURNING d.id, d.subscription_id, d.payload, d.attempts`,
+        delivered: (id, statusCode) =>
+          Effect.asVoid(sql`
+            UPDATE push_deliveries SET status = 'delivered', last_status_code = ${statusCode}, last_error = NULL,
+              locked_until = NULL, finished_at = now()
+            WHERE id = ${id}`),
+        retryLater: (id, delayMs, statusCode, error) =>
+          Effect.asVoid(sql`
+            UPDATE push_deliveries SET status = 'pending', last_status_code = ${statusCode}, last_error = ${error},
+              locked_until = NULL, next_attempt_at = now() + make_interval(secs => ${delayMs / 1000})
+            WHERE id = ${id}`),
+        finish: (id, status, statusCode, error) =>
+          Effect.asVoid(sql`
+            UPDATE push_deliveries SET status = ${status}, last_status_code = ${statusCode}, last_error = ${error},
+              locked_until = NULL, finished_at = now()
+            WHERE id = ${id}`),
+        release: (id) =>
+          Effect.asVoid(sql`
+            UPDATE push_deliveries SET status = 'pending', attempts = GREATEST(attempts - 1, 0), locked_until = NULL
+            WHERE id = ${id} AND status = 'sending'`),
+        statusOf: (id) =>
+          Effect.map(
+            sql<{ status: string; attempts: number }>`SELECT status, attempts FROM push_deliveries WHERE id = ${id}`,
+            (rows) => rows[0]
+          )
+      })
+    })
+  )
+}

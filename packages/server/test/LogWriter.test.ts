@@ -1,0 +1,85 @@
+/**
+ * The JSON log writer: the same lines as effect's `Logger.formatJson`, written
+ * in one batch per event-loop turn, with secrets still redacted.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Logger, Redacted } from "effect"
+import { makeJsonLogger, makeLineBuffer } from "../src/Platform/LogWriter.ts"
+
+/** Runs `program` with a JSON logger over a buffer that records each write. */
+const capture = <A>(program: Effect.Effect<A>) =>
+  Effect.gen(function*() {
+    const writes: Array<string> = []
+    const buffer = makeLineBuffer((text) => writes.push(text))
+    const effectLines: Array<string> = []
+    const reference = Logger.make((options) => effectLines.push(Logger.formatJson.log(options)))
+    yield* program.pipe(Effect.provide(Logger.layer([makeJsonLogger(buffer), reference])))
+    return { writes, buffer, effectLines }
+  })
+
+const requestLog = Effect.logInfo("request").pipe(
+  Effect.annotateLogs({
+    request_id: "r-1",
+    method: "GET",
+    path: "/v1/agents",
+    status: 200,
+    duration_ms: 1.5,
+    tenant_id: null
+  })
+)
+
+describe("LogWriter", () => {
+  it.effect("writes what Logger.formatJson writes, a line per entry", () =>
+    Effect.gen(function*() {
+      const { writes, buffer, effectLines } = yield* capture(Effect.all([
+        requestLog,
+        Effect.logWarning("two", "parts"),
+        Effect.logError("with a cause", new Error("boom")).pipe(Effect.withLogSpan("span"))
+      ]))
+      buffer.flushSync()
+      const lines = writes.join("").split("\n").filter((line) => line.length > 0)
+      assert.strictEqual(lines.length, 3)
+      for (let i = 0; i < lines.length; i++) {
+        const ours = JSON.parse(lines[i])
+        const theirs = JSON.parse(effectLines[i])
+        // Same fields and values; only the span's elapsed milliseconds may differ by the moment each logger read the clock.
+        assert.deepStrictEqual({ ...ours, spans: Object.keys(ours.spans) }, {
+          ...theirs,
+          spans: Object.keys(theirs.spans)
+        })
+      }
+      assert.deepInclude(JSON.parse(lines[0]), {
+        message: "request",
+        level: "INFO",
+        annotations: {
+          request_id: "r-1",
+          method: "GET",
+          path: "/v1/agents",
+          status: 200,
+          duration_ms: 1.5,
+          tenant_id: null
+        }
+      })
+    }))
+
+  it.effect("batches the lines of one event-loop turn into one write", () =>
+    Effect.gen(function*() {
+      const { writes } = yield* capture(Effect.all(Array.from({ length: 50 }, () => requestLog)))
+      assert.strictEqual(writes.length, 0, "nothing is written before the turn ends")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.strictEqual(writes.length, 1)
+      assert.strictEqual(writes[0].split("\n").length - 1, 50)
+    }))
+
+  it.effect("redacts secrets in annotations and messages", () =>
+    Effect.gen(function*() {
+      const { writes, buffer } = yield* capture(
+        Effect.logInfo("sign in", Redacted.make("hunter2")).pipe(
+          Effect.annotateLogs({ password: Redacted.make("hunter2") })
+        )
+      )
+      buffer.flushSync()
+      assert.notInclude(writes.join(""), "hunter2")
+      assert.include(writes.join(""), "<redacted>")
+    }))
+})

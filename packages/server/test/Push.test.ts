@@ -1,0 +1,333 @@
+/**
+ * Web Push of room invitations (spec: rooms rule 1; RFC 8030, 8291, 8292)
+ * against a push service written here: it checks the VAPID JWT (ES256, the
+ * audience, the expiry, the subject, the key) and decrypts the aes128gcm
+ * payload with the subscription's private key, with node:crypto only. Also:
+ * subscriptions and preferences, the opt-out and the tenant flag, retries,
+ * a 410 that deletes the subscription, and where the VAPID key pair comes
+ * from.
+ */
+import type * as Sdk from "@agent-platform/sdk"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify } from "node:crypto"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import webpush from "web-push"
+import { DatabaseMode } from "../src/Platform/Database.ts"
+import { Encryption } from "../src/Platform/Encryption.ts"
+import { vapidProblem } from "../src/Push/VapidKeys.ts"
+import { eventually, newRoom, person, roomSpace, setPushFlag, setRoomsFlag } from "./RoomsFixtures.ts"
+import { adminClient, layer as testServer, serverSuite } from "./TestServer.ts"
+
+const vapid = webpush.generateVAPIDKeys()
+const subject = "mailto:ops@example.com"
+
+interface PushRequest {
+  readonly headers: IncomingHttpHeaders
+  readonly body: Buffer
+}
+
+/** A browser's push registration: the subscription JSON it hands over, and the keys to read what arrives. */
+const browserKeys = () => {
+  const ecdh = createECDH("prime256v1")
+  ecdh.generateKeys()
+  const auth = randomBytes(16)
+  return { ecdh, auth, publicKey: ecdh.getPublicKey() }
+}
+
+/** A push service on 127.0.0.1: each POST to /push/<name> is recorded and answered with `answer`. */
+const pushService = (answer: (count: number) => number) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly origin: string; readonly received: Array<PushRequest>; readonly close: () => void }>(
+      (resume) => {
+        const received: Array<PushRequest> = []
+        const server = createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (chunk: Buffer) => chunks.push(chunk))
+          req.on("end", () => {
+            received.push({ headers: req.headers, body: Buffer.concat(chunks) })
+            res.writeHead(answer(received.length)).end()
+          })
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as AddressInfo
+          resume(Effect.succeed({ origin: `http://127.0.0.1:${port}`, received, close: () => server.close() }))
+        })
+      }
+    ),
+    (service) => Effect.sync(service.close)
+  )
+
+/** RFC 8292: `Authorization: vapid t=<JWT>, k=<public key>`; the JWT's claims, once its ES256 signature checks out. */
+const verifyVapid = (headers: IncomingHttpHeaders, audience: string) => {
+  const match = /^vapid t=([^,]+),\s*k=(.+)$/.exec(headers.authorization ?? "")
+  assert.isNotNull(match, `Authorization: ${headers.authorization}`)
+  const [, token, key] = match!
+  const [header, payload, signature] = token.split(".")
+  assert.deepStrictEqual(JSON.parse(Buffer.from(header, "base64url").toString()), { typ: "JWT", alg: "ES256" })
+  const point = Buffer.from(key, "base64url")
+  const publicKey = createPublicKey({
+    key: {
+      kty: "EC",
+      crv: "P-256",
+      x: point.subarray(1, 33).toString("base64url"),
+      y: point.subarray(33, 65).toString("base64url")
+    },
+    format: "jwk"
+  })
+  const valid = verify(
+    "sha256",
+    Buffer.from(`${header}.${payload}`),
+    { key: publicKey, dsaEncoding: "ieee-p1363" },
+    Buffer.from(signature, "base64url")
+  )
+  assert.isTrue(valid, "the VAPID JWT signature verifies with k")
+  const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { aud: string; exp: number; sub: string }
+  assert.strictEqual(claims.aud, audience)
+  const now = Math.floor(Date.now() / 1000)
+  assert.isAbove(claims.exp, now)
+  assert.isAtMost(claims.exp, now + 24 * 60 * 60)
+  return { key, claims }
+}
+
+/** RFC 8291 / RFC 8188: decrypts an aes128gcm push with the browser's private key and auth secret. */
+const decrypt = (body: Buffer, browser: ReturnType<typeof browserKeys>): string => {
+  const salt = body.subarray(0, 16)
+  const idLength = body[20]
+  const serverKey = body.subarray(21, 21 + idLength)
+  const ciphertext = body.subarray(21 + idLength)
+  const shared = browser.ecdh.computeSecret(serverKey)
+  const info = Buffer.concat([Buffer.from("WebPush: info\0"), browser.publicKey, serverKey])
+  const ikm = Buffer.from(hkdfSync("sha256", shared, browser.auth, info, 32))
+  const cek = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: aes128gcm\0"), 16))
+  const nonce = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: nonce\0"), 12))
+  const decipher = createDecipheriv("aes-128-gcm", cek, nonce)
+  decipher.setAuthTag(ciphertext.subarray(ciphertext.length - 16))
+  const padded = Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - 16)), decipher.final()])
+  // The last record ends with the delimiter 0x02 and zero padding.
+  let end = padded.length - 1
+  while (end >= 0 && padded[end] === 0) end--
+  assert.strictEqual(padded[end], 2)
+  return padded.subarray(0, end).toString("utf8")
+}
+
+const subscribe = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
+  client.api.push.subscribe({
+    payload: {
+      endpoint,
+      expirationTime: null,
+      keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
+    }
+  }).pipe(Effect.orDie)
+
+const deliveries = (notificationRoom: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ status: string; attempts: number; last_status_code: number | null }>`
+      SELECT d.status, d.attempts, d.last_status_code FROM push_deliveries d
+      JOIN notifications n ON n.id = d.notification_id WHERE n.room_id = ${notificationRoom} ORDER BY d.created_at`
+  }).pipe(Effect.orDie)
+
+/** A host with an open room and a guest to invite. */
+const invitation = Effect.gen(function*() {
+  yield* setRoomsFlag(true)
+  const { seeded } = yield* roomSpace()
+  const host = yield* person("Host")
+  const guest = yield* person("Guest")
+  const room = yield* newRoom(host.client, seeded.blueprint_ids.ephemeral)
+  const invite = host.client.api.rooms.invite({ params: { id: room.id }, payload: { user_id: guest.id } }).pipe(
+    Effect.orDie
+  )
+  return { host, guest, room, invite }
+})
+
+const env = {
+  VAPID_PUBLIC_KEY: vapid.publicKey,
+  VAPID_PRIVATE_KEY: vapid.privateKey,
+  VAPID_SUBJECT: subject,
+  PUSH_RETRY_BASE_MS: "200"
+}
+
+layer(testServer(env), serverSuite)("Web Push", (it) => {
+  describe("keys, subscriptions, preferences", () => {
+    it.effect("the VAPID public key; subscriptions register (same endpoint: same id), list and delete; 400 malformed, 404 others'", () =>
+      Effect.gen(function*() {
+        const member = yield* person("Member")
+        assert.deepStrictEqual(yield* member.client.api.push.vapidPublicKey(), { public_key: vapid.publicKey })
+        const browser = browserKeys()
+        const endpoint = `https://push.example.net/send/${crypto.randomUUID()}`
+        const created = yield* subscribe(member.client, endpoint, browser)
+        assert.deepInclude(created, { endpoint })
+        const again = yield* subscribe(member.client, endpoint, browserKeys())
+        assert.strictEqual(again.id, created.id)
+        assert.deepStrictEqual((yield* member.client.api.push.listSubscriptions()).subscriptions.map((s) => s.id), [
+          created.id
+        ])
+        const bad = [
+          {
+            endpoint: "not a url",
+            keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
+          },
+          {
+            endpoint: "ftp://push.example.net/x",
+            keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
+          },
+          {
+            endpoint,
+            keys: { p256dh: randomBytes(32).toString("base64url"), auth: browser.auth.toString("base64url") }
+          },
+          {
+            endpoint,
+            keys: { p256dh: browser.publicKey.toString("base64url"), auth: randomBytes(8).toString("base64url") }
+          }
+        ]
+        for (const payload of bad) {
+          const refused = yield* member.client.api.push.subscribe({ payload }).pipe(Effect.flip)
+          assert.strictEqual(refused._tag, "InvalidRequest", JSON.stringify(payload))
+        }
+        const other = yield* person("Other")
+        const notTheirs = yield* other.client.api.push.unsubscribe({ params: { id: created.id } }).pipe(Effect.flip)
+        assert.strictEqual(notTheirs._tag, "NotFound")
+        assert.deepStrictEqual(yield* member.client.api.push.unsubscribe({ params: { id: created.id } }), {
+          success: true
+        })
+        assert.deepStrictEqual((yield* member.client.api.push.listSubscriptions()).subscriptions, [])
+      }))
+
+    it.effect("push preferences: on by default, PUT /api/me/preferences opts out and back in", () =>
+      Effect.gen(function*() {
+        const member = yield* person("Member")
+        assert.deepStrictEqual(yield* member.client.api.me.preferences(), { push_notifications: true })
+        assert.deepStrictEqual(
+          yield* member.client.api.me.updatePreferences({ payload: { push_notifications: false } }),
+          { push_notifications: false }
+        )
+        assert.deepStrictEqual(yield* member.client.api.me.preferences(), { push_notifications: false })
+        assert.deepStrictEqual(
+          yield* member.client.api.me.updatePreferences({ payload: { push_notifications: true } }),
+          { push_notifications: true }
+        )
+      }))
+  })
+
+  describe("invitations", () => {
+    it.effect("are pushed: the push service sees a valid VAPID JWT and decrypts the invitation with the deep link", () =>
+      Effect.gen(function*() {
+        const service = yield* pushService(() => 201)
+        const w = yield* invitation
+        const browser = browserKeys()
+        yield* subscribe(w.guest.client, `${service.origin}/push/guest`, browser)
+        const result = yield* w.invite
+        assert.deepStrictEqual(result.notified, { inApp: true, pushSent: true })
+        yield* eventually(Effect.sync(() => service.received.length), (n) => n === 1)
+        const [request] = service.received
+        const { key, claims } = verifyVapid(request.headers, service.origin)
+        assert.strictEqual(key, vapid.publicKey)
+        assert.strictEqual(claims.sub, subject)
+        assert.strictEqual(request.headers["content-encoding"], "aes128gcm")
+        assert.strictEqual(request.headers.ttl, "86400")
+        const message = JSON.parse(decrypt(request.body, browser))
+        const [notification] = (yield* w.guest.client.api.notifications.list({ query: {} })).notifications
+        assert.deepStrictEqual(message, {
+          type: "room_invitation",
+          title: "Host invited you to a room",
+          body: `Room ${w.room.external_ref}`,
+          url: result.link,
+          room_id: w.room.id,
+          notification_id: notification.id
+        })
+        assert.deepStrictEqual(yield* eventually(deliveries(w.room.id), (rows) => rows[0]?.status === "delivered"), [
+          { status: "delivered", attempts: 1, last_status_code: 201 }
+        ])
+      }))
+
+    it.effect("the user's opt-out and the tenant flag push_notifications suppress the push; the in-app notification stays", () =>
+      Effect.gen(function*() {
+        const service = yield* pushService(() => 201)
+        const optedOut = yield* invitation
+        yield* subscribe(optedOut.guest.client, `${service.origin}/push/opted-out`, browserKeys())
+        yield* optedOut.guest.client.api.me.updatePreferences({ payload: { push_notifications: false } })
+        assert.deepStrictEqual((yield* optedOut.invite).notified, { inApp: true, pushSent: false })
+        assert.deepStrictEqual(yield* deliveries(optedOut.room.id), [])
+        assert.strictEqual((yield* optedOut.guest.client.api.notifications.list({ query: {} })).unread_count, 1)
+
+        const flagged = yield* invitation
+        yield* subscribe(flagged.guest.client, `${service.origin}/push/flag-off`, browserKeys())
+        yield* setPushFlag(false)
+        const off = yield* flagged.invite.pipe(Effect.ensuring(setPushFlag(true)))
+        assert.deepStrictEqual(off.notified, { inApp: true, pushSent: false })
+        assert.deepStrictEqual(yield* deliveries(flagged.room.id), [])
+
+        const unsubscribed = yield* invitation
+        assert.deepStrictEqual((yield* unsubscribed.invite).notified, { inApp: true, pushSent: false })
+        assert.strictEqual(service.received.length, 0)
+      }))
+
+    it.effect("a push service error is retried until delivered; 410 or 404 deletes the subscription", () =>
+      Effect.gen(function*() {
+        const flaky = yield* pushService((count) => (count === 1 ? 503 : 201))
+        const w = yield* invitation
+        yield* subscribe(w.guest.client, `${flaky.origin}/push/flaky`, browserKeys())
+        assert.isTrue((yield* w.invite).notified.pushSent)
+        assert.deepStrictEqual(yield* eventually(deliveries(w.room.id), (rows) => rows[0]?.status === "delivered"), [
+          { status: "delivered", attempts: 2, last_status_code: 201 }
+        ])
+        assert.strictEqual(flaky.received.length, 2)
+
+        for (const status of [410, 404]) {
+          const gone = yield* pushService(() => status)
+          const v = yield* invitation
+          yield* subscribe(v.guest.client, `${gone.origin}/push/gone`, browserKeys())
+          assert.isTrue((yield* v.invite).notified.pushSent)
+          assert.deepStrictEqual(yield* eventually(deliveries(v.room.id), (rows) => rows[0]?.status === "gone"), [
+            { status: "gone", attempts: 1, last_status_code: status }
+          ])
+          assert.deepStrictEqual((yield* v.guest.client.api.push.listSubscriptions()).subscriptions, [])
+        }
+      }))
+  })
+})
+
+const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-vapid-"))
+
+layer(testServer({ DATA_DIR: dataDir }), serverSuite)("Web Push without VAPID_* configured", (it) => {
+  it.effect("embedded: a key pair is generated once into DATA_DIR (0600) and kept; PostgreSQL: once into the database, the same for every caller", () =>
+    Effect.gen(function*() {
+      const mode = yield* DatabaseMode
+      const admin = yield* adminClient
+      const file = join(dataDir, "vapid-keys.json")
+      if (mode.kind === "embedded") {
+        const first = yield* admin.api.push.vapidPublicKey()
+        const stored = JSON.parse(readFileSync(file, "utf8")) as { publicKey: string; privateKey: string }
+        assert.strictEqual(first.public_key, stored.publicKey)
+        assert.strictEqual(Buffer.from(stored.privateKey, "base64url").length, 32)
+        assert.strictEqual(statSync(file).mode & 0o777, 0o600)
+        assert.deepStrictEqual(yield* admin.api.push.vapidPublicKey(), first)
+      } else {
+        // Concurrent first calls (as from several replicas) all get the one pair the database kept.
+        const keys = yield* Effect.all(Array.from({ length: 5 }, () => admin.api.push.vapidPublicKey()), {
+          concurrency: "unbounded"
+        })
+        assert.strictEqual(new Set(keys.map((key) => key.public_key)).size, 1)
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<
+          { public_key: string; private_key_encrypted: string }
+        >`SELECT public_key, private_key_encrypted FROM vapid_keys`
+        assert.strictEqual(rows.length, 1)
+        assert.strictEqual(rows[0].public_key, keys[0].public_key)
+        // Stored encrypted; decrypted, it is the private half of a pair web-push accepts.
+        const encryption = yield* Encryption
+        const privateKey = yield* encryption.decrypt(rows[0].private_key_encrypted)
+        assert.notStrictEqual(rows[0].private_key_encrypted, privateKey)
+        assert.isUndefined(
+          vapidProblem({ publicKey: rows[0].public_key, privateKey, subject: "mailto:admin@example.com" })
+        )
+        assert.isFalse(existsSync(file))
+      }
+    }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))))
+})

@@ -1,0 +1,88 @@
+/**
+ * The service as a child process, the way `pnpm start` runs it: the esbuild
+ * bundle of `src/main.ts` (built once per test process, beside `pnpm start`'s
+ * own `dist/main.mjs` so its external packages resolve), for the tests of
+ * start-up and shutdown.
+ */
+import { Effect } from "effect"
+import { execFileSync, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+
+const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
+
+/** This test process's bundle of the service, built on first use (serviceBundles.ts deletes it after the run). */
+let bundled: string | undefined
+const serviceBundle = (): string => {
+  if (bundled !== undefined) return bundled
+  const outfile = fileURLToPath(new URL(`../dist/main.test-${process.pid}.mjs`, import.meta.url))
+  execFileSync(process.execPath, [fileURLToPath(new URL("../scripts/bundle.mjs", import.meta.url)), outfile])
+  bundled = outfile
+  return outfile
+}
+
+export interface Exited {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** The test runner's environment without the service's own settings: each test picks its own. */
+const inherited = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) =>
+    !["DATABASE_URL", "REDIS_URL", "SESSION_SECRET", "DATA_DIR", "ROLE", "PORT", "HOST"].includes(name) &&
+    !name.startsWith("BOOTSTRAP_")
+  )
+)
+
+/** A port nothing listens on (free when asked; the OS may hand it out again later). */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+/**
+ * Starts the service on a free port of 127.0.0.1 (unless `env` names one);
+ * `until` is asked every 100 ms, with the service's URL and its output so far,
+ * whether to stop waiting (then it is sent SIGTERM); without it the service
+ * runs until it exits.
+ */
+export const run = (env: Record<string, string>, until?: (url: string, stdout: string) => Promise<boolean>) =>
+  Effect.promise(() =>
+    new Promise<Exited & { readonly sawReady: boolean }>((resolve) => {
+      void freePort().then((free) => {
+        const port = env.PORT ?? String(free)
+        const child = spawn(process.execPath, [serviceBundle()], {
+          cwd: repoRoot,
+          env: { ...inherited, PORT: port, HOST: "127.0.0.1", LOG_LEVEL: "Error", ...env },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        let stdout = ""
+        let stderr = ""
+        let sawReady = false
+        child.stdout.on("data", (chunk) => (stdout += chunk))
+        child.stderr.on("data", (chunk) => (stderr += chunk))
+        child.on("exit", (code) => resolve({ code, stdout, stderr, sawReady }))
+        if (until !== undefined) {
+          const poll = async () => {
+            if (child.exitCode !== null) return
+            if (await until(`http://127.0.0.1:${port}`, stdout).catch(() => false)) {
+              sawReady = true
+              child.kill("SIGTERM")
+              return
+            }
+            setTimeout(poll, 100)
+          }
+          void poll()
+        }
+      })
+    })
+  )
+
+/** Whether the service at `url` answers /health with 200. */
+export const healthy = (url: string) =>
+  fetch(`${url}/health`).then(async (r) => (await r.arrayBuffer(), r.status === 200))
