@@ -267,7 +267,8 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
       it.effect("create and list a subscription; log shows a delivery; retry schedules a dead letter again", () =>
         Effect.gen(function*() {
           const admin = yield* signedInAdmin
-          const receiver = yield* localServer(() => ({ status: 500 }))
+          // The first attempt fails (500); the retried one is accepted.
+          const receiver = yield* localServer((_, count) => ({ status: count === 1 ? 500 : 204 }))
           const target = yield* localServer(() => jsonAnswer(200, { ok: true }))
           const name = unique("ops")
           const created = yield* admin.run(
@@ -330,6 +331,11 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           const retried = yield* admin.run("webhooks", "retry", subscription.id, delivery.id)
           assert.strictEqual(retried.code, 0, retried.stderr)
           assert.match(retried.stdout, new RegExp(`^${delivery.id}: `))
+          // Once delivered, it is no dead letter any more: a second retry is refused.
+          yield* eventually(
+            Effect.map(admin.run("--json", "webhooks", "log", subscription.id), (r) => JSON.parse(r.stdout)),
+            (page) => page.deliveries[0]?.status === "delivered"
+          )
           const again = yield* admin.run("webhooks", "retry", subscription.id, delivery.id)
           assert.strictEqual(again.code, 1)
           assert.match(again.stderr, /^error: .*dead_letter.*\n$/)
