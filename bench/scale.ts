@@ -22,6 +22,7 @@
  */
 import autocannon from "autocannon"
 import { cpus, loadavg } from "node:os"
+import pg from "pg"
 import {
   benchAdmin,
   report,
@@ -42,6 +43,8 @@ interface Result {
   readonly rps: number
   readonly p99: number
   readonly non2xx: number
+  /** Committed database transactions per request served (the statistics of the bench's database). */
+  readonly commitsPerRequest?: number
 }
 
 /** Load on `url` for `duration` seconds, each request with the next key. */
@@ -83,7 +86,7 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
       BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
       ROLE: "api"
     }
-    const services: Array<Service> = []
+    const services: Array<Pick<Service, "stop">> = []
     try {
       const first = await startService(env)
       services.push(first)
@@ -95,6 +98,18 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
       services.push(throughOne)
       const throughTwo = await startBaseline("RoundRobinProxy.ts", { UPSTREAMS: `${first.url},${second.url}` })
       services.push(throughTwo)
+      // The database's own count of committed transactions (flushed by the server at least every second).
+      const stats = new pg.Client({ connectionString: url })
+      await stats.connect()
+      services.push({ stop: () => stats.end() })
+      const commits = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1100))
+        await stats.query("SELECT pg_stat_clear_snapshot()")
+        const { rows } = await stats.query<{ commits: string }>(
+          "SELECT xact_commit::text AS commits FROM pg_stat_database WHERE datname = current_database()"
+        )
+        return Number(rows[0].commits)
+      }
       const targets = [
         { label: "direct", url: `${first.url}/v1/agents` },
         { label: "one", url: `${throughOne.url}/v1/agents` },
@@ -104,7 +119,13 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
       const loadBefore = loadavg()[0]
       for (const target of targets) await load(target.url, headers, 2) // warm-up: JIT, caches, pools
       for (let round = 0; round < rounds; round++) {
-        for (const target of targets) runs.get(target.label)!.push(await load(target.url, headers))
+        // Every other round in reverse order, so neither target always follows the other.
+        for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+          const before = await commits()
+          const result = await load(target.url, headers)
+          const after = await commits()
+          runs.get(target.label)!.push({ ...result, commitsPerRequest: (after - before) / (result.rps * seconds) })
+        }
       }
       const loadAfter = loadavg()[0]
       const summary = (label: string) => {
@@ -112,7 +133,8 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
         return {
           rps: median(results.map((r) => r.rps)),
           p99: median(results.map((r) => r.p99)),
-          non2xx: results.reduce((sum, r) => sum + r.non2xx, 0)
+          non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+          commitsPerRequest: median(results.map((r) => r.commitsPerRequest ?? Number.NaN))
         }
       }
       const direct = summary("direct")
@@ -121,16 +143,18 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
       console.log(
         `\n== GET /v1/agents through a round-robin proxy, PostgreSQL + Redis (${connections} connections, ${rounds} rounds of ${seconds} s, median) ==`
       )
-      const line = (text: string, r: Result) =>
+      const line = (text: string, r: Result, label: string) =>
         report(
           text,
           `${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms${
             r.non2xx > 0 ? `  non-2xx ${r.non2xx}` : ""
-          }`
+          }  ${(r.commitsPerRequest ?? Number.NaN).toFixed(2)} db commits/request  (rounds: ${
+            runs.get(label)!.map((x) => x.rps.toFixed(0)).join(", ")
+          } req/s)`
         )
-      line("reference: one ROLE=api process, no proxy", direct)
-      line("baseline: one ROLE=api process behind the proxy", one)
-      line("two ROLE=api processes behind the proxy", two)
+      line("reference: one ROLE=api process, no proxy", direct, "direct")
+      line("baseline: one ROLE=api process behind the proxy", one, "one")
+      line("two ROLE=api processes behind the proxy", two, "two")
       report("  two ÷ one", (two.rps / one.rps).toFixed(2))
       report("  one behind the proxy ÷ no proxy (the proxy's cost)", (one.rps / direct.rps).toFixed(2))
       report(
