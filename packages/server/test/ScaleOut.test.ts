@@ -113,8 +113,12 @@ const agentsStatus = (process: RunningService, key: string) =>
 /** The once-per-cluster runs a jobs process logged: the tick of each run of `step`. */
 const ticksRun = (process: RunningService, step: string) =>
   process.stdout().split("\n").flatMap((line) => {
-    if (!line.startsWith("{")) return []
-    const entry = JSON.parse(line) as { annotations?: { cron_step?: string; tick?: string } }
+    let entry: { annotations?: { cron_step?: string; tick?: string } }
+    try {
+      entry = JSON.parse(line)
+    } catch {
+      return [] // not a log entry, or the last line still being written
+    }
     return entry.annotations?.cron_step === step && entry.annotations.tick !== undefined
       ? [entry.annotations.tick]
       : []
