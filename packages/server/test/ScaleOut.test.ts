@@ -16,7 +16,7 @@
 import * as Sdk from "@agent-platform/sdk"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createClient } from "redis"
@@ -328,6 +328,24 @@ describe.skipIf(!realBackends)(
               (ok) => ok
             )
           }
+          // A long poll waiting on one process answers when a message is appended through the other.
+          const anaOnSecond = yield* through(1)(
+            Effect.flatMap(
+              TestServer,
+              (server) => Effect.flatMap(ana.client.sessionToken, (sessionToken) => server.client({ sessionToken }))
+            )
+          )
+          const waiting = yield* anaOnSecond.api.roomChats.poll({
+            params: { id: room.chat_id },
+            query: { after: 2, wait: 30 }
+          })
+            .pipe(Effect.forkChild)
+          yield* bo.client.api.roomChats.append({
+            params: { id: room.chat_id },
+            payload: { content: "to the long poll" }
+          })
+          const polled = yield* Fiber.join(waiting)
+          assert.deepStrictEqual(polled.messages.map((m) => m.content), ["to the long poll"])
         }))
     })
   }
