@@ -57,7 +57,7 @@ import { ActionsMcp } from "./Mcp/ActionsMcp.ts"
 import { McpAuth } from "./Mcp/McpAuth.ts"
 import { McpHttp } from "./Mcp/McpHttp.ts"
 import { ServerConfig } from "./Platform/Config.ts"
-import { CronTicks, runWorker } from "./Platform/Cron.ts"
+import { CronTicks, oncePerCluster, runWorker } from "./Platform/Cron.ts"
 import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
 import { Encryption } from "./Platform/Encryption.ts"
 import { CorsLive, HttpEdgeLive, makeNodeServer } from "./Platform/HttpEdge.ts"
@@ -223,15 +223,17 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
   const apiSteps = [
     { name: "write API key last use", run: Effect.orDie(keys.flushUsage) }
   ]
+  // Cleanups run once per tick for the whole cluster, not once per job process. (Expired leases of
+  // webhook, push and ingestion work need no step: every claim takes them over.)
   const jobsSteps = [
-    {
+    yield* oncePerCluster({
       name: "delete sessions ended over a day ago",
       run: Effect.orDie(
         Effect.asVoid(
           sql`DELETE FROM sessions WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'`
         )
       )
-    }
+    })
   ]
   const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
   const jobs = role === "api"

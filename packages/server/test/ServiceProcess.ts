@@ -86,3 +86,73 @@ export const run = (env: Record<string, string>, until?: (url: string, stdout: s
 /** Whether the service at `url` answers /health with 200. */
 export const healthy = (url: string) =>
   fetch(`${url}/health`).then(async (r) => (await r.arrayBuffer(), r.status === 200))
+
+/** A service process started by {@link start}, running until its scope closes. */
+export interface RunningService {
+  /** `http://127.0.0.1:<port>` (nothing listens there for ROLE=jobs). */
+  readonly url: string
+  readonly pid: number
+  /** What it printed so far. */
+  readonly stdout: () => string
+  readonly stderr: () => string
+}
+
+/**
+ * Starts the service and waits until it is ready: `/health` answers 200, or
+ * for ROLE=jobs (no port) it has logged its role (so give it LOG_LEVEL=Info).
+ * It is sent SIGTERM when the scope closes, and SIGKILL if it has not exited
+ * 15 s later; dies with its output when it exits or is not ready within 90 s.
+ */
+export const start = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const port = env.PORT ?? String(await freePort())
+      const child = spawn(process.execPath, [serviceBundle()], {
+        cwd: repoRoot,
+        env: { ...inherited, PORT: port, HOST: "127.0.0.1", LOG_LEVEL: "Error", ...env },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk) => (stdout += chunk))
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      return {
+        child,
+        service: {
+          url: `http://127.0.0.1:${port}`,
+          pid: child.pid!,
+          stdout: () => stdout,
+          stderr: () => stderr
+        } satisfies RunningService
+      }
+    }),
+    ({ child }) =>
+      Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve()
+          const kill = setTimeout(() => child.kill("SIGKILL"), 15_000)
+          child.once("exit", () => {
+            clearTimeout(kill)
+            resolve()
+          })
+          child.kill("SIGTERM")
+        })
+      )
+  ).pipe(
+    Effect.flatMap(({ child, service }) =>
+      Effect.promise(async () => {
+        const deadline = Date.now() + 90_000
+        for (;;) {
+          if (child.exitCode !== null) {
+            throw new Error(`the service exited with ${child.exitCode}: ${service.stderr()}${service.stdout()}`)
+          }
+          const ready = env.ROLE === "jobs"
+            ? service.stdout().includes("role jobs")
+            : await healthy(service.url).catch(() => false)
+          if (ready) return service
+          if (Date.now() > deadline) throw new Error(`the service was not ready within 90 s: ${service.stderr()}`)
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+      })
+    )
+  )

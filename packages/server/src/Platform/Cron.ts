@@ -3,10 +3,17 @@
  * processes, `jobs` in job processes, both with ROLE=all); after every
  * completed cycle it publishes the time to the key-value store, where
  * `/health` reads it — from any replica, since the store is shared.
+ *
+ * A step runs in every process that runs its worker (flushing what that
+ * process buffered), unless it is wrapped in {@link oncePerCluster}
+ * (cleanups): then it runs once per tick of `CRON_INTERVAL_MS` across all the
+ * processes on the database, however many job processes there are.
  */
 import type { Health } from "@agent-platform/domain"
 import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
 import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as SqlClient from "effect/sql/SqlClient"
+import { hostname } from "node:os"
 import { ServerConfig } from "./Config.ts"
 
 export type WorkerName = "jobs" | "api"
@@ -82,3 +89,49 @@ export const runWorker = (worker: WorkerName, steps: ReadonlyArray<CycleStep>) =
       Effect.forkScoped
     )
   }))
+
+/**
+ * The first key of the once-per-cluster steps' advisory locks (the second is
+ * the step's name hashed): the two-key form keeps them apart from the
+ * single-key locks of the audit chains and the bootstrap.
+ */
+const clusterStepLockClass = 13_000_013
+
+/** Who ran a once-per-cluster step, as recorded in `cron_runs` (and logged). */
+const runner = `${hostname()}:${process.pid}`
+
+/**
+ * The step, run at most once per tick (`CRON_INTERVAL_MS`, counted on the
+ * database's clock) across every process on the database. In one
+ * transaction: take the step's transaction-scoped advisory lock without
+ * waiting (`pg_try_advisory_xact_lock`: a process that does not get it skips,
+ * another is running the step), skip when `cron_runs` says the step already
+ * ran in this tick, else record the tick and run the step. A step that fails
+ * rolls its tick back, so another process may run it again in the same tick.
+ * The lock goes with the transaction, even when the process dies.
+ *
+ * Embedded PGlite serves one process (its data directory is locked), so there
+ * the lock never contends and the tick alone applies.
+ */
+export const oncePerCluster = (step: CycleStep): Effect.Effect<CycleStep, never, SqlClient.SqlClient | ServerConfig> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { cronIntervalMs } = yield* ServerConfig
+    const run = Effect.gen(function*() {
+      const [{ locked, tick }] = yield* sql<{ locked: boolean; tick: string }>`
+        SELECT pg_try_advisory_xact_lock(${clusterStepLockClass}, hashtext(${step.name})) AS locked,
+               floor(extract(epoch FROM now()) * 1000 / ${cronIntervalMs})::bigint::text AS tick`
+      if (!locked) return
+      const claimed = yield* sql`
+        INSERT INTO cron_runs (step, tick, runner) VALUES (${step.name}, ${tick}::bigint, ${runner})
+        ON CONFLICT (step) DO UPDATE SET tick = excluded.tick, runner = excluded.runner, ran_at = now()
+        WHERE cron_runs.tick < excluded.tick
+        RETURNING step`
+      if (claimed.length === 0) return
+      yield* step.run
+      yield* Effect.logInfo(`ran ${step.name} for this tick on behalf of the cluster`).pipe(
+        Effect.annotateLogs({ cron_step: step.name, tick, runner })
+      )
+    })
+    return { name: step.name, run: sql.withTransaction(run).pipe(Effect.orDie) }
+  })
