@@ -12,6 +12,7 @@ import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import type * as Tool from "effect/ai/Tool"
+import type { SqlError } from "effect/sql/SqlError"
 import { confirmationOf, extractParameters, isCancellation } from "../Ai/ParameterExtraction.ts"
 import { countPromptTokens, countTokens } from "../Ai/TokenCount.ts"
 import { Retrieval } from "../Knowledge/Retrieval.ts"
@@ -86,7 +87,11 @@ export interface TurnContext {
   readonly agent: AgentRow
   readonly pending: PendingActionRow | undefined
   readonly message: string
-  readonly userSeq: number
+  /**
+   * The `seq` of the user's message once it is stored (write-behind: the turn
+   * waits for it after announcing its agent, before anything else).
+   */
+  readonly userMessage: Effect.Effect<number, SqlError>
   /** A classic chat, or a room's chat (provenance records which); default `chat`. */
   readonly channel?: "chat" | "room" | undefined
 }
@@ -115,10 +120,11 @@ export const makeTurnRunner = Effect.gen(function*() {
         )
 
       yield* emit({ type: "agent_info", agent_id: turn.agent.id, agent_name: turn.agent.name, chat_id: turn.chat.id })
+      const userSeq = yield* turn.userMessage
 
       const agentActions = yield* actions.listForAgent({ tenantId: turn.tenantId, agentId: turn.agent.id })
       const tools = ChatPrompt.actionTools(agentActions)
-      const conversation = yield* conversationBefore(turn)
+      const conversation = yield* conversationBefore(turn, userSeq)
 
       /** One model call; its text streams out, its tool calls are returned. */
       const modelRound = (prompt: ReadonlyArray<Prompt.MessageEncoded>, last: boolean) =>
@@ -340,9 +346,10 @@ export const makeTurnRunner = Effect.gen(function*() {
     })
 
   /** The conversation before the user's message: the chat's seed history, then its last stored messages. */
-  const conversationBefore = (turn: TurnContext) =>
+  const conversationBefore = (turn: TurnContext, userSeq: number) =>
     Effect.map(
-      repo.recentMessages(turn.tenantId, turn.chat.id, turn.userSeq, contextMessages),
+      // The first message of a chat has nothing stored before it.
+      userSeq <= 1 ? Effect.succeed([]) : repo.recentMessages(turn.tenantId, turn.chat.id, userSeq, contextMessages),
       (rows): Array<ChatPrompt.Turn> => [
         ...turn.chat.seed_history.map((item) => ({ role: item.role, content: item.content })),
         ...rows.map((row) => ({ role: row.role, content: row.content }))
