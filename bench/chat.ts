@@ -164,8 +164,18 @@ interface PlatformFigures {
   readonly burst: Figures
 }
 
-/** Sets up a service over `env`, warms it, then measures chats one at a time, a few at a time, and the burst. */
-const platform = async (label: string, env: Record<string, string>): Promise<PlatformFigures> => {
+interface Measured {
+  readonly platform: PlatformFigures
+  /** The bare server's, measured right before the platform's: the same load on the machine. */
+  readonly bare: PlatformFigures
+}
+
+/**
+ * Sets up a service over `env` and warms it; then measures the bare server
+ * streaming as many tokens as the platform's answers, and the platform:
+ * chats one at a time, a few at a time, and the burst.
+ */
+const platform = async (label: string, env: Record<string, string>): Promise<Measured> => {
   const profileDir = profile && env.DATABASE_URL === undefined
     ? mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-profile-"))
     : undefined
@@ -218,8 +228,10 @@ const platform = async (label: string, env: Record<string, string>): Promise<Pla
     await keyClient.dispose()
     await admin.dispose()
 
-    // Warm the JIT and the caches as a running service would be.
-    await runChats(service.url, nextKey, warmup, 1)
+    // Warm the JIT and the caches as a running service would be; the answer's length sizes the baseline.
+    const tokensPerChat = Math.round(figures(await runChats(service.url, nextKey, warmup, 1)).tokensPerChat)
+    if (tokensPerChat === 0) throw new Error("the embedded model answered without tokens")
+    const bare = await bareFigures(tokensPerChat)
     const sequential = figures(await runChats(service.url, nextKey, chats, 1))
     const concurrent = figures(await runChats(service.url, nextKey, chats, concurrency))
     const burstStartedMs = performance.now() - spawned
@@ -231,7 +243,7 @@ const platform = async (label: string, env: Record<string, string>): Promise<Pla
       console.log(`\nCPU profile of the service during the burst of ${burst} chats (${label}, profiler on):`)
       console.log(format(summarize(join(profileDir, file), burstStartedMs), { requests: burst, top: 30 }))
     }
-    return { sequential, concurrent, burst: atOnce }
+    return { platform: { sequential, concurrent, burst: atOnce }, bare }
   } finally {
     await service.stop()
     if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true })
@@ -295,8 +307,13 @@ const showBare = (label: string, bare: Figures) =>
     } tokens/s per stream, ${bare.aggregate.toFixed(0)} over all`
   )
 
-const showPlatform = (label: string, measured: PlatformFigures, bare: PlatformFigures) => {
-  console.log(`platform, ${label}: embedded model, ${measured.sequential.tokensPerChat.toFixed(0)} tokens per answer`)
+const showPlatform = (label: string, { bare, platform: measured }: Measured) => {
+  const tokens = measured.sequential.tokensPerChat
+  console.log(`baseline for ${label}: bare node:http SSE server, ${tokens.toFixed(0)} text events per stream`)
+  showBare(`${chats} streams, one at a time`, bare.sequential)
+  showBare(`${chats} streams, ${concurrency} at a time`, bare.concurrent)
+  showBare(`${burst} streams at once`, bare.burst)
+  console.log(`platform, ${label}: embedded model, ${tokens.toFixed(0)} tokens per answer`)
   show(`${chats} chats, one at a time`, measured.sequential, bare.sequential)
   show(`${chats} chats, ${concurrency} at a time`, measured.concurrent, bare.concurrent)
   show(`${burst} chats at once`, measured.burst, bare.burst)
@@ -331,24 +348,14 @@ const uptime = async () => {
 try {
   console.log(`load average before the run: ${await uptime()}`)
   const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-"))
-  let embedded: PlatformFigures
   try {
-    embedded = await platform("embedded database", { DATA_DIR: dataDir })
+    showPlatform("embedded database", await platform("embedded database", { DATA_DIR: dataDir }))
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }
-  const tokensPerChat = Math.round(embedded.sequential.tokensPerChat)
-  if (tokensPerChat === 0) throw new Error("the embedded model answered without tokens")
-  const bare = await bareFigures(tokensPerChat)
-  console.log(`baseline: bare node:http SSE server, ${tokensPerChat + 2} data: events per stream`)
-  showBare(`${chats} streams, one at a time`, bare.sequential)
-  showBare(`${chats} streams, ${concurrency} at a time`, bare.concurrent)
-  showBare(`${burst} streams at once`, bare.burst)
-  showPlatform("embedded database", embedded, bare)
-
   const serverUrl = process.env.BENCH_DATABASE_URL
   if (serverUrl === undefined || serverUrl === "") {
-    console.log("platform, PostgreSQL: skipped (set BENCH_DATABASE_URL, and BENCH_REDIS_URL, to measure)")
+    console.log("PostgreSQL: skipped (set BENCH_DATABASE_URL, and BENCH_REDIS_URL, to measure)")
   } else {
     const redisUrl = process.env.BENCH_REDIS_URL
     const measured = await withBenchDatabase(serverUrl, "chat", (url) =>
@@ -359,8 +366,7 @@ try {
           REDIS_PREFIX: `bench-chat-${process.pid}:`
         })
       }))
-    const bareAgain = await bareFigures(tokensPerChat)
-    showPlatform(`PostgreSQL${redisUrl ? " + Redis" : ""}`, measured, bareAgain)
+    showPlatform(`PostgreSQL${redisUrl ? " + Redis" : ""}`, measured)
   }
   console.log(`load average after the run: ${await uptime()}`)
 } finally {

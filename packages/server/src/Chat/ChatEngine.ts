@@ -97,6 +97,12 @@ export class ChatEngine extends Context.Service<ChatEngine, {
       )
 
       const send = Effect.fn("ChatEngine.send")(function*(input: SendInput) {
+        // From here to the first event, turns already working yield to this one (TurnAdmission).
+        const announced = yield* runner.opening
+        return yield* Effect.onError(open(input, announced), () => announced)
+      })
+
+      const open = Effect.fnUntraced(function*(input: SendInput, announced: Effect.Effect<void>) {
         const caller = input.caller
         const tenantId = caller.tenantId
         const bound = boundSpace(caller)
@@ -192,6 +198,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           pending,
           message: input.message,
           userMessage,
+          announced,
           channel: input.channel
         }
         return {
@@ -276,7 +283,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
               if ("text" in event) delivered += event.text
             })
           ),
-          Stream.onExit(() => persist)
+          Stream.onExit(() => Effect.andThen(turn.announced, persist))
         )
       }
 

@@ -6,25 +6,32 @@
  * token usage of every model call to the `UsageMeter`.
  */
 import type { Actions, Chat, Principal } from "@agent-platform/domain"
-import { Cause, Effect, Stream } from "effect"
+import { Cause, Effect, Option, Stream } from "effect"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import type * as Tool from "effect/ai/Tool"
 import type { SqlError } from "effect/sql/SqlError"
+import { providerConfig } from "../Ai/Models.ts"
 import { confirmationOf, extractParameters, isCancellation } from "../Ai/ParameterExtraction.ts"
 import { countPromptTokens, countTokens } from "../Ai/TokenCount.ts"
 import { Retrieval } from "../Knowledge/Retrieval.ts"
+import { ServerConfig } from "../Platform/Config.ts"
 import { type ChatAction, ChatActions } from "./ChatActions.ts"
 import * as ChatPrompt from "./ChatPrompt.ts"
 import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow } from "./ChatRepo.ts"
 import * as SlotFilling from "./SlotFilling.ts"
+import { makeTurnAdmission } from "./TurnAdmission.ts"
 
 /** Knowledge excerpts given to the model per turn. */
 const excerptsPerTurn = 4
 /** Stored messages given to the model as context. */
 const contextMessages = 20
+/** Turns working at once with the embedded model (CPU-bound, on the event loop)... */
+const embeddedTurnConcurrency = 4
+/** ...and with a provider's (mostly waiting on the network). */
+const hostedTurnConcurrency = 256
 /** Model calls per turn (a call, its tool results, a follow-up...). */
 const maxRounds = 3
 
@@ -92,6 +99,8 @@ export interface TurnContext {
    * waits for it after announcing its agent, before anything else).
    */
   readonly userMessage: Effect.Effect<number, SqlError>
+  /** Ends the chat's opening (TurnAdmission) once its first event is out; idempotent. */
+  readonly announced: Effect.Effect<void>
   /** A classic chat, or a room's chat (provenance records which); default `chat`. */
   readonly channel?: "chat" | "room" | undefined
 }
@@ -103,9 +112,17 @@ export const makeTurnRunner = Effect.gen(function*() {
   const actions = yield* ChatActions
   const model = yield* LanguageModel.LanguageModel
 
+  // The embedded model works on this process's one event loop: a few turns at a time; a provider's, many.
+  const config = yield* Effect.serviceOption(ServerConfig)
+  const hosted = Option.isSome(Option.flatMap(config, providerConfig))
+  const admission = yield* makeTurnAdmission({
+    concurrency: hosted ? hostedTurnConcurrency : embeddedTurnConcurrency,
+    maxDeferral: "250 millis"
+  })
+
   /** Runs the turn, offering its events to `emit`. */
   const run = (turn: TurnContext, meter: UsageMeter, emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
-    Effect.gen(function*() {
+    Effect.scoped(Effect.gen(function*() {
       let produced = ""
       const emitText = (text: string) => {
         produced += text
@@ -120,6 +137,8 @@ export const makeTurnRunner = Effect.gen(function*() {
         )
 
       yield* emit({ type: "agent_info", agent_id: turn.agent.id, agent_name: turn.agent.name, chat_id: turn.chat.id })
+      yield* turn.announced
+      yield* admission.work
       const userSeq = yield* turn.userMessage
 
       const agentActions = yield* actions.listForAgent({ tenantId: turn.tenantId, agentId: turn.agent.id })
@@ -343,7 +362,7 @@ export const makeTurnRunner = Effect.gen(function*() {
         if (results.length === 0) return
         prompt = [...prompt, ...ChatPrompt.toolExchange(text, results)]
       }
-    })
+    }))
 
   /** The conversation before the user's message: the chat's seed history, then its last stored messages. */
   const conversationBefore = (turn: TurnContext, userSeq: number) =>
@@ -356,5 +375,5 @@ export const makeTurnRunner = Effect.gen(function*() {
       ]
     )
 
-  return { run }
+  return { run, opening: admission.opening }
 })
