@@ -29,6 +29,7 @@ import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow, type Seed
 import { describeFailure, makeMeter, makeTurnRunner, type TurnContext } from "./ChatTurn.ts"
 import { ChatWrites } from "./ChatWrites.ts"
 import { mentionedAgent, primaryRoute, Router } from "./Router.ts"
+import type { Opening } from "./TurnAdmission.ts"
 
 export interface SendInput {
   /** Who is chatting; the tenant, a key's space binding, the key or user recorded on the chat come from here. */
@@ -98,11 +99,11 @@ export class ChatEngine extends Context.Service<ChatEngine, {
 
       const send = Effect.fn("ChatEngine.send")(function*(input: SendInput) {
         // From here to the first event, turns already working yield to this one (TurnAdmission).
-        const announced = yield* runner.opening
-        return yield* Effect.onError(open(input, announced), () => announced)
+        const opening = yield* runner.opening
+        return yield* Effect.onError(open(input, opening), () => opening.announced)
       })
 
-      const open = Effect.fnUntraced(function*(input: SendInput, announced: Effect.Effect<void>) {
+      const open = Effect.fnUntraced(function*(input: SendInput, opening: Opening) {
         const caller = input.caller
         const tenantId = caller.tenantId
         const bound = boundSpace(caller)
@@ -198,7 +199,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           pending,
           message: input.message,
           userMessage,
-          announced,
+          opening,
           channel: input.channel
         }
         return {
@@ -283,7 +284,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
               if ("text" in event) delivered += event.text
             })
           ),
-          Stream.onExit(() => Effect.andThen(turn.announced, persist))
+          Stream.onExit(() => Effect.andThen(turn.opening.announced, persist))
         )
       }
 

@@ -22,7 +22,7 @@ import { type ChatAction, ChatActions } from "./ChatActions.ts"
 import * as ChatPrompt from "./ChatPrompt.ts"
 import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow } from "./ChatRepo.ts"
 import * as SlotFilling from "./SlotFilling.ts"
-import { makeTurnAdmission } from "./TurnAdmission.ts"
+import { makeTurnAdmission, type Opening } from "./TurnAdmission.ts"
 
 /** Knowledge excerpts given to the model per turn. */
 const excerptsPerTurn = 4
@@ -99,8 +99,8 @@ export interface TurnContext {
    * waits for it after announcing its agent, before anything else).
    */
   readonly userMessage: Effect.Effect<number, SqlError>
-  /** Ends the chat's opening (TurnAdmission) once its first event is out; idempotent. */
-  readonly announced: Effect.Effect<void>
+  /** The chat's opening (TurnAdmission): ended once its first event is out; the turn's right to work. */
+  readonly opening: Opening
   /** A classic chat, or a room's chat (provenance records which); default `chat`. */
   readonly channel?: "chat" | "room" | undefined
 }
@@ -117,7 +117,8 @@ export const makeTurnRunner = Effect.gen(function*() {
   const hosted = Option.isSome(Option.flatMap(config, providerConfig))
   const admission = yield* makeTurnAdmission({
     concurrency: hosted ? hostedTurnConcurrency : embeddedTurnConcurrency,
-    maxDeferral: "250 millis"
+    settle: "25 millis",
+    maxDeferral: "1 second"
   })
 
   /** Runs the turn, offering its events to `emit`. */
@@ -137,8 +138,8 @@ export const makeTurnRunner = Effect.gen(function*() {
         )
 
       yield* emit({ type: "agent_info", agent_id: turn.agent.id, agent_name: turn.agent.name, chat_id: turn.chat.id })
-      yield* turn.announced
-      yield* admission.work
+      yield* turn.opening.announced
+      yield* turn.opening.work
       const userSeq = yield* turn.userMessage
 
       const agentActions = yield* actions.listForAgent({ tenantId: turn.tenantId, agentId: turn.agent.id })
