@@ -165,6 +165,8 @@ interface PlatformFigures {
   readonly sequential: Figures
   readonly concurrent: Figures
   readonly burst: Figures
+  /** The first event's p99 of each burst. */
+  readonly burstP99s: ReadonlyArray<number>
 }
 
 interface Measured {
@@ -256,8 +258,14 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
         bareBursts.push(await runChats(bareServer.url, () => "none", burst, burst))
         bursts.push(await runChats(service.url, nextKey, burst, burst))
       }
-      bare = { sequential: bareSequential, concurrent: bareConcurrent, burst: figures(together(bareBursts)) }
-      measured = { sequential, concurrent, burst: figures(together(bursts)) }
+      const p99s = (runs: ReadonlyArray<Run>) => runs.map((run) => figures(run).firstP99)
+      bare = {
+        sequential: bareSequential,
+        concurrent: bareConcurrent,
+        burst: figures(together(bareBursts)),
+        burstP99s: p99s(bareBursts)
+      }
+      measured = { sequential, concurrent, burst: figures(together(bursts)), burstP99s: p99s(bursts) }
     } finally {
       bareServer.stop()
     }
@@ -356,6 +364,12 @@ const showPlatform = (label: string, { bare, platform: measured }: Measured) => 
     `${measured.burst.firstP99.toFixed(1)} ms  (${ratio(measured.burst.firstP99, bare.burst.firstP99)}; bare ${
       bare.burst.firstP99.toFixed(1)
     } ms)`
+  )
+  report(
+    `  each burst: p99 / the bare burst's right before`,
+    measured.burstP99s.map((p99, i) =>
+      `${p99.toFixed(0)} / ${bare.burstP99s[i].toFixed(0)} ms (${(p99 / bare.burstP99s[i]).toFixed(2)}x)`
+    ).join(", ")
   )
 }
 
