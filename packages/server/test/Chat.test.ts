@@ -237,6 +237,44 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       assert.strictEqual(next.info.chat_id, chatId)
     }))
 
+  it.effect("concurrent chats, stored together, each keep their own messages in order and count in usage", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const server = yield* TestServer
+      const keyClient = yield* server.client({ apiKey: w.key })
+      const chats = 20
+      const question = (i: number) => `Question number ${i}: how do returns work?`
+      const first = yield* Effect.forEach(
+        Array.from({ length: chats }, (_, i) => i),
+        (i) => sdkChat(w.key, { message: question(i) }),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(first.map((turn) => turn.info.chat_id)).size, chats)
+      // Each chat continues with its own history, all at once again.
+      const second = yield* Effect.forEach(
+        first,
+        (turn, i) => sdkChat(w.key, { message: `And number ${i} again, please`, chat_id: turn.info.chat_id }),
+        { concurrency: "unbounded" }
+      )
+      yield* Effect.forEach(first, (turn, i) =>
+        Effect.gen(function*() {
+          assert.strictEqual(second[i].info.chat_id, turn.info.chat_id)
+          const history = yield* keyClient.api.chat.history({ params: { chatId: turn.info.chat_id } })
+          assert.deepStrictEqual(
+            history.messages.map((m) => [m.role, m.content]),
+            [
+              ["user", question(i)],
+              ["agent", turn.text],
+              ["user", `And number ${i} again, please`],
+              ["agent", second[i].text]
+            ]
+          )
+          assert.strictEqual(history.messages[1].agent_id, turn.info.agent_id)
+        }))
+      const usage = yield* keyClient.api.usage.get({ query: { period: "24h" } })
+      assert.strictEqual(usage.messages, 4 * chats)
+    }))
+
   it.effect("GET /v1/chat/history: 404 for an unknown or another tenant's chat, 401 without a key", () =>
     Effect.gen(function*() {
       const w = yield* world

@@ -1,11 +1,17 @@
 /**
  * A chat turn (spec: POST /v1/chat/completions, "Events"): resolve the chat
- * or start one, pick the agent, store the user's message — all before the
- * stream starts, so a bad chat id or space is a plain 404 — then stream the
- * agent's answer as domain `ChatEvent`s: `agent_info` first, text tokens in
+ * or start one, pick the agent — all before the stream starts, so a bad chat
+ * id or space is a plain 404 — then stream the agent's answer as domain
+ * `ChatEvent`s: `agent_info` first, text tokens in
  * order, a `system_alert` and an `action_result` card per action run, a
  * `parameter_form` when an action lacks parameters, and an `error` event if
  * the turn fails after it started. The stream itself never fails.
+ *
+ * The stream announces its agent and chat while the new chat and the user's
+ * message are still being stored (ChatWrites.ts: write-behind, batched with
+ * concurrent chats by ChatRepo), and waits for them before its next event:
+ * a burst of chats gets its first events without queueing behind each
+ * other's inserts, and the message is stored even if the client goes away.
  *
  * The agent's message is stored when the stream ends however it ends —
  * completed, failed, or interrupted because the client went away — with the
@@ -21,7 +27,9 @@ import { boundSpace } from "../Access/SpaceBinding.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow, type SeedMessage } from "./ChatRepo.ts"
 import { describeFailure, makeMeter, makeTurnRunner, type TurnContext } from "./ChatTurn.ts"
+import { ChatWrites } from "./ChatWrites.ts"
 import { mentionedAgent, primaryRoute, Router } from "./Router.ts"
+import type { Opening } from "./TurnAdmission.ts"
 
 export interface SendInput {
   /** Who is chatting; the tenant, a key's space binding, the key or user recorded on the chat come from here. */
@@ -56,15 +64,17 @@ export class ChatEngine extends Context.Service<ChatEngine, {
   /**
    * Starts a turn: 404 (`NotFound`) for an unknown or other tenant's chat, an
    * unknown space, a space outside the key's binding, or a space without
-   * agents. The user's message is stored before this returns.
+   * agents. The user's message is being stored when this returns
+   * (ChatWrites); the turn's events wait for it after `agent_info`.
    */
   readonly send: (input: SendInput) => Effect.Effect<ChatTurn, Errors.NotFound | SqlError>
 }>()("@agent-platform/server/Chat/ChatEngine") {
-  /** Needs ChatRepo, Router, Retrieval, ChatActions and LanguageModel. */
+  /** Needs ChatRepo, ChatWrites, Router, Retrieval, ChatActions and LanguageModel. */
   static readonly layer = Layer.effect(
     ChatEngine,
     Effect.gen(function*() {
       const repo = yield* ChatRepo
+      const writes = yield* ChatWrites
       const router = yield* Router
       const runner = yield* makeTurnRunner
 
@@ -88,6 +98,12 @@ export class ChatEngine extends Context.Service<ChatEngine, {
       )
 
       const send = Effect.fn("ChatEngine.send")(function*(input: SendInput) {
+        // From here to the first event, turns already working yield to this one (TurnAdmission).
+        const opening = yield* runner.opening
+        return yield* Effect.onError(open(input, opening), () => opening.announced)
+      })
+
+      const open = Effect.fnUntraced(function*(input: SendInput, opening: Opening) {
         const caller = input.caller
         const tenantId = caller.tenantId
         const bound = boundSpace(caller)
@@ -96,7 +112,9 @@ export class ChatEngine extends Context.Service<ChatEngine, {
         let chat: ChatRow | undefined
         let spaceId: string
         if (chatId !== null) {
-          chat = isUuid(chatId) ? yield* repo.findChat(tenantId, chatId) : undefined
+          chat = isUuid(chatId)
+            ? yield* Effect.andThen(writes.settled(chatId), repo.findChat(tenantId, chatId))
+            : undefined
           if (chat === undefined || (bound !== null && chat.space_id !== bound)) {
             return yield* notFound(`chat ${chatId} not found`)
           }
@@ -121,31 +139,58 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           return yield* notFound(`agent ${input.agentId} not found`)
         }
         const agent = requested ?? (yield* chooseAgent(tenantId, agents, chat, pending, input.message))
+        const userId = caller._tag === "User" ? caller.userId : null
+        // Everything that can refuse the turn is decided: its writes go behind, the stream starts now.
+        let userMessage: Effect.Effect<number, SqlError>
         if (chat === undefined) {
-          chat = yield* repo.createChat({
-            tenantId,
-            spaceId,
-            agentId: agent.id,
-            keyId: caller._tag === "Key" ? caller.keyId : null,
-            userId: caller._tag === "User" ? caller.userId : null,
-            seedHistory: (input.history ?? []).map((item): SeedMessage => ({
-              role: item.role === "user" ? "user" : "agent",
-              content: item.content
-            }))
-          })
-        } else if (chat.agent_id !== agent.id) {
-          yield* repo.setChatAgent(tenantId, chat.id, agent.id)
+          const seedHistory = (input.history ?? []).map((item): SeedMessage => ({
+            role: item.role === "user" ? "user" : "agent",
+            content: item.content
+          }))
+          chat = {
+            id: crypto.randomUUID(),
+            tenant_id: tenantId,
+            space_id: spaceId,
+            agent_id: agent.id,
+            seed_history: seedHistory,
+            room_mode: false
+          }
+          const stored = yield* writes.behind(
+            chat.id,
+            repo.startChat({
+              id: chat.id,
+              tenantId,
+              spaceId,
+              agentId: agent.id,
+              keyId: caller._tag === "Key" ? caller.keyId : null,
+              userId,
+              seedHistory,
+              message: input.message
+            })
+          )
+          userMessage = Effect.as(stored, 1)
+        } else {
+          const chatRow = chat
+          const reassign = chatRow.agent_id === agent.id
+            ? Effect.void
+            : repo.setChatAgent(tenantId, chatRow.id, agent.id)
+          const append = input.storedMessageSeq !== undefined
+            ? Effect.succeed(input.storedMessageSeq)
+            : Effect.map(
+              repo.appendMessage({
+                tenantId,
+                chatId: chatRow.id,
+                role: "user",
+                content: input.message,
+                agentId: null,
+                userId,
+                tokensInput: 0,
+                tokensOutput: 0
+              }),
+              (row) => row.seq
+            )
+          userMessage = yield* writes.behind(chatRow.id, Effect.andThen(reassign, append))
         }
-        const userSeq = input.storedMessageSeq ?? (yield* repo.appendMessage({
-          tenantId,
-          chatId: chat.id,
-          role: "user",
-          content: input.message,
-          agentId: null,
-          userId: caller._tag === "User" ? caller.userId : null,
-          tokensInput: 0,
-          tokensOutput: 0
-        })).seq
         const turn: TurnContext = {
           tenantId,
           caller,
@@ -153,7 +198,8 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           agent,
           pending,
           message: input.message,
-          userSeq,
+          userMessage,
+          opening,
           channel: input.channel
         }
         return {
@@ -201,15 +247,19 @@ export class ChatEngine extends Context.Service<ChatEngine, {
         const persist = Effect.suspend(() => {
           const usage = meter.totals()
           if (delivered.length === 0) return Effect.void
-          return repo.appendMessage({
-            tenantId: turn.tenantId,
-            chatId: turn.chat.id,
-            role: "agent",
-            content: delivered,
-            agentId: turn.agent.id,
-            tokensInput: usage.input,
-            tokensOutput: usage.output
-          })
+          // After the chat's other writes; `[DONE]` waits for it.
+          return Effect.flatten(writes.behind(
+            turn.chat.id,
+            repo.appendMessage({
+              tenantId: turn.tenantId,
+              chatId: turn.chat.id,
+              role: "agent",
+              content: delivered,
+              agentId: turn.agent.id,
+              tokensInput: usage.input,
+              tokensOutput: usage.output
+            })
+          ))
         }).pipe(
           Effect.catchCause((cause) => Effect.logError("could not store the agent's message", cause)),
           Effect.asVoid
@@ -234,7 +284,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
               if ("text" in event) delivered += event.text
             })
           ),
-          Stream.onExit(() => persist)
+          Stream.onExit(() => Effect.andThen(turn.opening.announced, persist))
         )
       }
 

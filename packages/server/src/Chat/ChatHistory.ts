@@ -9,6 +9,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { boundSpace } from "../Access/SpaceBinding.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { ChatRepo } from "./ChatRepo.ts"
+import { ChatWrites } from "./ChatWrites.ts"
 
 export class ChatHistory extends Context.Service<ChatHistory, {
   readonly read: (
@@ -19,11 +20,15 @@ export class ChatHistory extends Context.Service<ChatHistory, {
     ChatHistory,
     Effect.gen(function*() {
       const repo = yield* ChatRepo
+      const writes = yield* ChatWrites
       const read = Effect.fn("ChatHistory.read")(
         function*(input: { readonly caller: Principal; readonly chatId: string }) {
           const tenantId = input.caller.tenantId
           const bound = boundSpace(input.caller)
-          const chat = isUuid(input.chatId) ? yield* repo.findChat(tenantId, input.chatId) : undefined
+          // What this replica is still storing of the chat (ChatWrites) is read once stored.
+          const chat = isUuid(input.chatId)
+            ? yield* Effect.andThen(writes.settled(input.chatId), repo.findChat(tenantId, input.chatId))
+            : undefined
           if (chat === undefined || (bound !== null && chat.space_id !== bound)) {
             return yield* new Errors.NotFound({ error: `chat ${input.chatId} not found` })
           }

@@ -7,10 +7,12 @@ import { Layer } from "effect"
 import { ChatEngine } from "./ChatEngine.ts"
 import { ChatHistory } from "./ChatHistory.ts"
 import { ChatRepo } from "./ChatRepo.ts"
+import { ChatWrites } from "./ChatWrites.ts"
 import { Router } from "./Router.ts"
 import { UsageReport } from "./UsageReport.ts"
 
 export const ChatLive = Layer.mergeAll(ChatEngine.layer, ChatHistory.layer, UsageReport.layer).pipe(
   Layer.provideMerge(Router.layer),
+  Layer.provideMerge(ChatWrites.layer),
   Layer.provide(ChatRepo.layer)
 )

@@ -2,10 +2,11 @@
  * The chats, chat_messages and chat_pending_actions tables, and the spaces and
  * agents a chat reads. Every query filters by the caller's `tenant_id`.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { isUuid } from "../Platform/Ids.ts"
+import { groupCommit } from "./GroupCommit.ts"
 
 export interface SpaceRow {
   readonly id: string
@@ -57,6 +58,33 @@ export interface PendingActionRow {
   readonly asking: string | null
 }
 
+/** A new chat with its first message (the user's, `seq` 1), stored together. */
+export interface NewChat {
+  /** Chosen by the caller, so the chat can be announced before it is stored. */
+  readonly id: string
+  readonly tenantId: string
+  readonly spaceId: string
+  readonly agentId: string
+  readonly keyId: string | null
+  readonly userId: string | null
+  readonly seedHistory: ReadonlyArray<SeedMessage>
+  readonly message: string
+}
+
+/** Statements batched by group commit take at most this many requests each. */
+const maxBatch = 256
+
+interface ListAgents extends Request.Request<ReadonlyArray<AgentRow>, SqlError> {
+  readonly tenantId: string
+  readonly spaceId: string
+}
+const ListAgents = Request.of<ListAgents>()
+
+interface StartChat extends Request.Request<void, SqlError> {
+  readonly chat: NewChat
+}
+const StartChat = Request.of<StartChat>()
+
 /** An action left half-prepared this long is forgotten: the next message starts afresh. */
 export const pendingActionLifetimeMinutes = 30
 
@@ -65,15 +93,14 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   readonly findSpace: (tenantId: string, ref: string) => Effect.Effect<SpaceRow | undefined, SqlError>
   /** The tenant's first space (oldest). */
   readonly firstSpace: (tenantId: string) => Effect.Effect<SpaceRow | undefined, SqlError>
+  /** The space's agents, oldest first; concurrent calls share a statement (group commit). */
   readonly listAgents: (tenantId: string, spaceId: string) => Effect.Effect<ReadonlyArray<AgentRow>, SqlError>
-  readonly createChat: (chat: {
-    readonly tenantId: string
-    readonly spaceId: string
-    readonly agentId: string
-    readonly keyId: string | null
-    readonly userId: string | null
-    readonly seedHistory: ReadonlyArray<SeedMessage>
-  }) => Effect.Effect<ChatRow, SqlError>
+  /**
+   * Stores a new chat and its first message; concurrent calls share one
+   * statement (group commit), and a batch that fails is retried chat by chat
+   * so that one chat's failure stays its own.
+   */
+  readonly startChat: (chat: NewChat) => Effect.Effect<void, SqlError>
   readonly findChat: (tenantId: string, chatId: string) => Effect.Effect<ChatRow | undefined, SqlError>
   readonly setChatAgent: (tenantId: string, chatId: string, agentId: string) => Effect.Effect<void, SqlError>
   /** Appends a message with the chat's next `seq`. */
@@ -110,6 +137,66 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       const chatColumns = sql.literal("id, tenant_id, space_id, agent_id, seed_history")
       const messageColumns = sql.literal("id, role, content, agent_id, seq, created_at")
 
+      const agentsResolver = groupCommit<ListAgents>({
+        maxBatch,
+        runAll: (entries) =>
+          Effect.gen(function*() {
+            const spaces = new Map(entries.map(({ request }) => [request.spaceId, request.tenantId]))
+            const rows = yield* sql<AgentRow & { readonly tenant_id: string }>`
+              SELECT tenant_id, id, space_id, name, summary, instructions, is_primary, always_on FROM agents
+              WHERE ${
+              sql.or([...spaces].map(([spaceId, tenantId]) => sql`(tenant_id = ${tenantId} AND space_id = ${spaceId})`))
+            }
+              ORDER BY created_at, id`
+            for (const entry of entries) {
+              const { spaceId, tenantId } = entry.request
+              entry.completeUnsafe(Exit.succeed(
+                rows.filter((row) => row.space_id === spaceId && row.tenant_id === tenantId).map((
+                  { tenant_id: _, ...agent }
+                ) => agent)
+              ))
+            }
+          })
+      })
+
+      /** One statement for the chats and their first messages. */
+      const insertChats = (chats: ReadonlyArray<NewChat>) =>
+        sql`
+          WITH created AS (
+            INSERT INTO chats (id, tenant_id, space_id, agent_id, key_id, user_id, seed_history, last_seq)
+            VALUES ${
+          sql.csv(chats.map((chat) =>
+            sql`(${chat.id}::uuid, ${chat.tenantId}::uuid, ${chat.spaceId}::uuid, ${chat.agentId}::uuid,
+                 ${chat.keyId}::uuid, ${chat.userId}::uuid, ${JSON.stringify(chat.seedHistory)}::jsonb, 1)`
+          ))
+        }
+            RETURNING id
+          )
+          INSERT INTO chat_messages (chat_id, tenant_id, role, content, agent_id, user_id, seq)
+          VALUES ${
+          sql.csv(
+            chats.map((chat) =>
+              sql`(${chat.id}::uuid, ${chat.tenantId}::uuid, 'user', ${chat.message}, NULL, ${chat.userId}::uuid, 1)`
+            )
+          )
+        }`
+
+      const chatsResolver = groupCommit<StartChat>({
+        maxBatch,
+        runAll: (entries) =>
+          insertChats(entries.map((entry) => entry.request.chat)).pipe(
+            Effect.andThen(Effect.sync(() => entries.forEach((entry) => entry.completeUnsafe(Exit.void)))),
+            Effect.catch((error) =>
+              entries.length === 1
+                ? Effect.sync(() => entries[0].completeUnsafe(Exit.fail(error)))
+                : Effect.forEach(entries, (entry) =>
+                  Effect.exit(insertChats([entry.request.chat])).pipe(
+                    Effect.map((exit) => entry.completeUnsafe(Exit.asVoid(exit)))
+                  ), { discard: true })
+            )
+          )
+      })
+
       return ChatRepo.of({
         findSpace: (tenantId, ref) =>
           Effect.map(
@@ -125,19 +212,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} ORDER BY created_at, id LIMIT 1`,
             first
           ),
-        listAgents: (tenantId, spaceId) =>
-          sql<AgentRow>`
-            SELECT id, space_id, name, summary, instructions, is_primary, always_on FROM agents
-            WHERE tenant_id = ${tenantId} AND space_id = ${spaceId} ORDER BY created_at, id`,
-        createChat: (chat) =>
-          Effect.map(
-            sql<ChatRow>`
-              INSERT INTO chats (tenant_id, space_id, agent_id, key_id, user_id, seed_history)
-              VALUES (${chat.tenantId}, ${chat.spaceId}, ${chat.agentId}, ${chat.keyId}, ${chat.userId},
-                      ${JSON.stringify(chat.seedHistory)}::jsonb)
-              RETURNING ${chatColumns}`,
-            (rows) => rows[0]
-          ),
+        listAgents: (tenantId, spaceId) => Effect.request(ListAgents({ tenantId, spaceId }), agentsResolver),
+        startChat: (chat) => Effect.request(StartChat({ chat }), chatsResolver),
         findChat: (tenantId, chatId) =>
           Effect.map(
             sql<ChatRow>`

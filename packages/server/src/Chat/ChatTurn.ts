@@ -6,24 +6,32 @@
  * token usage of every model call to the `UsageMeter`.
  */
 import type { Actions, Chat, Principal } from "@agent-platform/domain"
-import { Cause, Effect, Stream } from "effect"
+import { Cause, Effect, Option, Stream } from "effect"
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import type * as Tool from "effect/ai/Tool"
+import type { SqlError } from "effect/sql/SqlError"
+import { providerConfig } from "../Ai/Models.ts"
 import { confirmationOf, extractParameters, isCancellation } from "../Ai/ParameterExtraction.ts"
 import { countPromptTokens, countTokens } from "../Ai/TokenCount.ts"
 import { Retrieval } from "../Knowledge/Retrieval.ts"
+import { ServerConfig } from "../Platform/Config.ts"
 import { type ChatAction, ChatActions } from "./ChatActions.ts"
 import * as ChatPrompt from "./ChatPrompt.ts"
 import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow } from "./ChatRepo.ts"
 import * as SlotFilling from "./SlotFilling.ts"
+import { makeTurnAdmission, type Opening } from "./TurnAdmission.ts"
 
 /** Knowledge excerpts given to the model per turn. */
 const excerptsPerTurn = 4
 /** Stored messages given to the model as context. */
 const contextMessages = 20
+/** Turns working at once with the embedded model (CPU-bound, on the event loop)... */
+const embeddedTurnConcurrency = 4
+/** ...and with a provider's (mostly waiting on the network). */
+const hostedTurnConcurrency = 256
 /** Model calls per turn (a call, its tool results, a follow-up...). */
 const maxRounds = 3
 
@@ -86,7 +94,13 @@ export interface TurnContext {
   readonly agent: AgentRow
   readonly pending: PendingActionRow | undefined
   readonly message: string
-  readonly userSeq: number
+  /**
+   * The `seq` of the user's message once it is stored (write-behind: the turn
+   * waits for it after announcing its agent, before anything else).
+   */
+  readonly userMessage: Effect.Effect<number, SqlError>
+  /** The chat's opening (TurnAdmission): ended once its first event is out; the turn's right to work. */
+  readonly opening: Opening
   /** A classic chat, or a room's chat (provenance records which); default `chat`. */
   readonly channel?: "chat" | "room" | undefined
 }
@@ -98,9 +112,18 @@ export const makeTurnRunner = Effect.gen(function*() {
   const actions = yield* ChatActions
   const model = yield* LanguageModel.LanguageModel
 
+  // The embedded model works on this process's one event loop: a few turns at a time; a provider's, many.
+  const config = yield* Effect.serviceOption(ServerConfig)
+  const hosted = Option.isSome(Option.flatMap(config, providerConfig))
+  const admission = yield* makeTurnAdmission({
+    concurrency: hosted ? hostedTurnConcurrency : embeddedTurnConcurrency,
+    settle: "25 millis",
+    maxDeferral: "1 second"
+  })
+
   /** Runs the turn, offering its events to `emit`. */
   const run = (turn: TurnContext, meter: UsageMeter, emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
-    Effect.gen(function*() {
+    Effect.scoped(Effect.gen(function*() {
       let produced = ""
       const emitText = (text: string) => {
         produced += text
@@ -115,10 +138,13 @@ export const makeTurnRunner = Effect.gen(function*() {
         )
 
       yield* emit({ type: "agent_info", agent_id: turn.agent.id, agent_name: turn.agent.name, chat_id: turn.chat.id })
+      yield* turn.opening.announced
+      yield* turn.opening.work
+      const userSeq = yield* turn.userMessage
 
       const agentActions = yield* actions.listForAgent({ tenantId: turn.tenantId, agentId: turn.agent.id })
       const tools = ChatPrompt.actionTools(agentActions)
-      const conversation = yield* conversationBefore(turn)
+      const conversation = yield* conversationBefore(turn, userSeq)
 
       /** One model call; its text streams out, its tool calls are returned. */
       const modelRound = (prompt: ReadonlyArray<Prompt.MessageEncoded>, last: boolean) =>
@@ -337,17 +363,18 @@ export const makeTurnRunner = Effect.gen(function*() {
         if (results.length === 0) return
         prompt = [...prompt, ...ChatPrompt.toolExchange(text, results)]
       }
-    })
+    }))
 
   /** The conversation before the user's message: the chat's seed history, then its last stored messages. */
-  const conversationBefore = (turn: TurnContext) =>
+  const conversationBefore = (turn: TurnContext, userSeq: number) =>
     Effect.map(
-      repo.recentMessages(turn.tenantId, turn.chat.id, turn.userSeq, contextMessages),
+      // The first message of a chat has nothing stored before it.
+      userSeq <= 1 ? Effect.succeed([]) : repo.recentMessages(turn.tenantId, turn.chat.id, userSeq, contextMessages),
       (rows): Array<ChatPrompt.Turn> => [
         ...turn.chat.seed_history.map((item) => ({ role: item.role, content: item.content })),
         ...rows.map((row) => ({ role: row.role, content: row.content }))
       ]
     )
 
-  return { run }
+  return { run, opening: admission.opening }
 })

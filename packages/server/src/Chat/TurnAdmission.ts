@@ -1,0 +1,74 @@
+/**
+ * Admission of chat turns' work (retrieval, the model, actions): at most
+ * `concurrency` turns work at once, and a turn about to work first lets a
+ * burst of new chats in — it waits while chats are being opened (request
+ * received, first event not yet sent) or were opened less than `settle` ago
+ * — for at most `maxDeferral`, so a steady stream of new chats cannot starve
+ * the ones already announced.
+ *
+ * Why: the embedded model and the embedded database run on the process's one
+ * event loop, so 200 turns working at once only interleave — each new chat's
+ * first event then waits behind slices of all of them. Taking turns in a few
+ * at a time costs no throughput (the CPU is the limit either way) and keeps
+ * the first event of a burst's last chat close to that of its first.
+ */
+import { Clock, Duration, Effect, type Scope, Semaphore } from "effect"
+
+export interface Opening {
+  /** Ends the chat's opening: its first event is out (idempotent). */
+  readonly announced: Effect.Effect<void>
+  /** Waits for the turn's right to work, held until the scope closes. */
+  readonly work: Effect.Effect<void, never, Scope.Scope>
+}
+
+export interface TurnAdmission {
+  /** Counts a chat as being opened until it is announced. */
+  readonly opening: Effect.Effect<Opening>
+}
+
+export const makeTurnAdmission = (options: {
+  readonly concurrency: number
+  /** New chats are still arriving when the last one was opened less than this ago... */
+  readonly settle: Duration.Input
+  /** ...and a turn waits for them at most this long. */
+  readonly maxDeferral: Duration.Input
+}): Effect.Effect<TurnAdmission> =>
+  Effect.gen(function*() {
+    const working = yield* Semaphore.make(options.concurrency)
+    const settleMs = Duration.toMillis(Duration.fromInputUnsafe(options.settle))
+    const maxDeferralMs = Duration.toMillis(Duration.fromInputUnsafe(options.maxDeferral))
+    let opened = 0
+    let lastOpenedAt = 0
+
+    /**
+     * Until no other chat is being opened and none arrived after `openedAt`
+     * for `settle`, or `maxDeferral` passed. A chat alone waits for nothing.
+     */
+    const quiet = (openedAt: number) =>
+      Effect.gen(function*() {
+        const deadline = (yield* Clock.currentTimeMillis) + maxDeferralMs
+        for (;;) {
+          const now = yield* Clock.currentTimeMillis
+          const calmAt = opened > 0 ? now + settleMs : lastOpenedAt > openedAt ? lastOpenedAt + settleMs : now
+          if (calmAt <= now || now >= deadline) return
+          yield* Effect.sleep(Math.min(calmAt, deadline) - now)
+        }
+      })
+
+    const opening = Effect.map(Clock.currentTimeMillis, (openedAt): Opening => {
+      opened++
+      lastOpenedAt = Math.max(lastOpenedAt, openedAt)
+      let done = false
+      return {
+        announced: Effect.sync(() => {
+          if (done) return
+          done = true
+          opened--
+        }),
+        // The permit first: only the turns about to work watch for quiet.
+        work: Effect.andThen(Semaphore.takeScoped(working, 1), quiet(openedAt))
+      }
+    })
+
+    return { opening }
+  })
