@@ -25,18 +25,10 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
+import { AgentLists, toAgent } from "./AgentLists.ts"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.ts"
 
 type AdminAgent = AgentAdmin.AdminAgent
-
-const toAgent = (row: AgentRow): AgentSchemas.Agent => ({
-  id: row.id,
-  name: row.name,
-  summary: row.summary,
-  is_primary: row.is_primary,
-  group_id: row.space_id,
-  space_code: row.space_code
-})
 
 const toAdminAgent = (row: AgentRow): AdminAgent => ({
   id: row.id,
@@ -108,6 +100,10 @@ export class Agents extends Context.Service<Agents, {
       const repo = yield* AgentsRepo
       const audit = yield* AuditLog
       const spaceAdmins = yield* SpaceAdmins
+      const lists = yield* AgentLists
+      /** A change of the tenant's agents in one transaction; no replica serves the old lists once it returns. */
+      const changing = <A, E, R>(tenantId: string, change: Effect.Effect<A, E, R>) =>
+        lists.changing(tenantId, (publish) => sql.withTransaction(Effect.tap(change, () => publish)))
 
       const reachOf = (actor: UserPrincipal) =>
         isAdmin(actor.roleId)
@@ -199,7 +195,7 @@ export class Agents extends Context.Service<Agents, {
               always_on: input.always_on ?? false
             })
             return yield* repo.find(actor.tenantId, id)
-          }).pipe(sql.withTransaction, Effect.orDie)
+          }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
           if (created === undefined) return yield* spaceNotFound
           return toAdminAgent(created)
         }
@@ -229,7 +225,7 @@ export class Agents extends Context.Service<Agents, {
               instructions === undefined ? rest : { ...rest, instructions: "changed" }
             )
             return yield* repo.find(actor.tenantId, id)
-          }).pipe(sql.withTransaction, Effect.orDie)
+          }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
           // Deleted by another administrator in between.
           if (updated === undefined) return yield* agentNotFound(id)
           return toAdminAgent(updated)
@@ -242,7 +238,7 @@ export class Agents extends Context.Service<Agents, {
           const removed = yield* repo.remove(actor.tenantId, id)
           if (removed) yield* audited(actor, "agent.deleted", id, { space_id: row.space_id, name: row.name })
           return removed
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
         if (!removed) return yield* agentNotFound(id)
         return {
           success: true as const,
@@ -275,5 +271,5 @@ export class Agents extends Context.Service<Agents, {
 
       return Agents.of({ list, detail, adminList, create, update, remove, assignActions })
     })
-  ).pipe(Layer.provide(AgentsRepo.layer))
+  ).pipe(Layer.provide(Layer.merge(AgentsRepo.layer, AgentLists.layer)))
 }
