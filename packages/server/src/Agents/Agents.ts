@@ -1,7 +1,8 @@
 /**
- * The agent catalog: what API keys read (`/v1/agents`: the list, optionally
- * of one space, and an agent's detail with its active actions and knowledge
- * files) and what administrators change (`/api/admin/agents`).
+ * The agent catalog: what API keys read (`/v1/agents/:id`: an agent's detail
+ * with its active actions and knowledge files; the list is served from
+ * Agents/AgentLists.ts) and what administrators change (`/api/admin/agents`),
+ * each change dropping the tenant's cached lists on every replica.
  *
  * Rules the service keeps:
  * - one primary agent per space: setting a new one unsets the old one in the
@@ -54,15 +55,6 @@ const spaceDenied = (spaceId: string) =>
 type Reach = { readonly _tag: "Tenant" } | { readonly _tag: "Spaces"; readonly spaceIds: ReadonlyArray<string> }
 
 export class Agents extends Context.Service<Agents, {
-  /**
-   * The tenant's agents, or those of one space given by id or code (none for an unknown space);
-   * only those of `boundSpace` when given (a space-bound key: Access/SpaceBinding.ts).
-   */
-  readonly list: (
-    tenantId: string,
-    space?: string | undefined,
-    boundSpace?: string | null
-  ) => Effect.Effect<typeof AgentSchemas.AgentList.Type>
   /** An agent's detail; 404 for an unknown one, or one outside `boundSpace` when given. */
   readonly detail: (
     tenantId: string,
@@ -137,12 +129,6 @@ export class Agents extends Context.Service<Agents, {
           target: `agent:${id}`,
           data
         })
-
-      const list = (tenantId: string, space?: string | undefined, boundSpace?: string | null) =>
-        repo.list({ tenantId, space, spaceIds: boundSpace == null ? undefined : [boundSpace] }).pipe(
-          Effect.map((rows) => ({ agents: rows.map(toAgent) })),
-          Effect.orDie
-        )
 
       const detail = Effect.fn("Agents.detail")(function*(tenantId: string, id: string, boundSpace?: string | null) {
         const row = yield* findRow(tenantId, id).pipe(Effect.orDie)
@@ -269,7 +255,7 @@ export class Agents extends Context.Service<Agents, {
         }
       )
 
-      return Agents.of({ list, detail, adminList, create, update, remove, assignActions })
+      return Agents.of({ detail, adminList, create, update, remove, assignActions })
     })
   ).pipe(Layer.provide(Layer.merge(AgentsRepo.layer, AgentLists.layer)))
 }
