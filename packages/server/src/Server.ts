@@ -18,6 +18,7 @@ import { ActionsAdminHttp, ActionsHttp } from "./Actions/ActionsHttp.ts"
 import { OutboundGuard } from "./Actions/OutboundGuard.ts"
 import { TenantSecrets } from "./Actions/TenantSecrets.ts"
 import { AdminHttp, SpaceAdminHttp } from "./Admin/AdminHttp.ts"
+import { AgentLists } from "./Agents/AgentLists.ts"
 import { Agents } from "./Agents/Agents.ts"
 import { AgentsAdminHttp, AgentsHttp } from "./Agents/AgentsHttp.ts"
 import { ModelNames } from "./Ai/ModelNames.ts"
@@ -112,6 +113,7 @@ const CatalogLive = Layer.mergeAll(ActionsMcp.layer, McpAuth.layer).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       Agents.layer,
+      AgentLists.layer,
       ActionCatalog.layer,
       TenantSecrets.layer,
       ActionRunner.layer,

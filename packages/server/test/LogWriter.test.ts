@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, Redacted } from "effect"
-import { makeJsonLogger, makeLineBuffer } from "../src/Platform/LogWriter.ts"
+import { directBuffer, formatPlainEntry, makeJsonLogger, makeLineBuffer } from "../src/Platform/LogWriter.ts"
 
 /** Runs `program` with a JSON logger over a buffer that records each write. */
 const capture = <A>(program: Effect.Effect<A>) =>
@@ -81,5 +81,32 @@ describe("LogWriter", () => {
       buffer.flushSync()
       assert.notInclude(writes.join(""), "hunter2")
       assert.include(writes.join(""), "<redacted>")
+    }))
+
+  it.effect("a line written directly to the only JSON logger's buffer is the line that logger writes", () =>
+    Effect.gen(function*() {
+      const effectLines: Array<string> = []
+      const reference = Logger.make((options) => effectLines.push(Logger.formatJson.log(options)))
+      const writes: Array<string> = []
+      const buffer = makeLineBuffer((text) => writes.push(text))
+      const logger = makeJsonLogger(buffer)
+      assert.strictEqual(directBuffer(new Set([logger])), buffer)
+      assert.isUndefined(directBuffer(new Set([logger, reference])), "two loggers: the pipeline writes to both")
+      assert.isUndefined(directBuffer(new Set([reference])), "not ours: the pipeline writes")
+      yield* requestLog.pipe(Effect.provide(Logger.layer([reference])))
+      const theirs = JSON.parse(effectLines[0])
+      buffer.append(
+        `${
+          formatPlainEntry(
+            "request",
+            "Info",
+            new Date(theirs.timestamp),
+            theirs.annotations,
+            Number(theirs.fiberId.slice(1))
+          )
+        }\n`
+      )
+      buffer.flushSync()
+      assert.deepStrictEqual(JSON.parse(writes.join("")), theirs)
     }))
 })

@@ -3,7 +3,9 @@
  * process on one database (the embedded run: one PGlite instance, a pool per
  * server; the PostgreSQL run: one database, a pool per server). A key revoked
  * on one is refused by the other from the moment DELETE answers, also when
- * the other's notification listener is down.
+ * the other's notification listener is down. The agent lists every replica
+ * caches (issue #13) follow a change made on another replica the same way, and
+ * a change made in SQL by hand as soon as it commits.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, it } from "@effect/vitest"
@@ -14,6 +16,7 @@ import { inject } from "vitest"
 import { DatabaseMode, layerPostgres } from "../src/Platform/Database.ts"
 import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import type { DatabaseLayer } from "../src/Server.ts"
+import { eventually } from "./Eventually.ts"
 import { adminEmail, adminPassword, layer as testServer, postgresCopy, TestServer } from "./TestServer.ts"
 
 const postgresUrl = process.env.TEST_DATABASE_URL ?? ""
@@ -100,6 +103,61 @@ it.live(
         assert.strictEqual(yield* status(b.server.baseUrl, key), 401)
         yield* Effect.sleep("50 millis")
       }
+    }).pipe(Effect.scoped),
+  { timeout: 180_000 }
+)
+
+/** The names in a key's agent list, read from one replica. */
+const agentNames = (baseUrl: string, key: string) =>
+  Effect.promise(() =>
+    fetch(`${baseUrl}/v1/agents`, { headers: { authorization: `Bearer ${key}` } }).then(async (response) => {
+      const body = (await response.json()) as { readonly agents: ReadonlyArray<{ readonly name: string }> }
+      return body.agents.map((agent) => agent.name).sort()
+    })
+  )
+
+it.live(
+  "an agent changed on one replica is in the other's cached list as soon as the change answers",
+  () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* twoReplicas
+      const adminA = yield* signedIn(a.server)
+      const space = yield* adminA.api.admin.createSpace({ payload: { code: "cached", name: "Cached" } })
+      const { key } = yield* adminA.api.keys.create({ payload: { name: "lists", scopes: ["agents:read"] } })
+      const before = yield* agentNames(b.server.baseUrl, key)
+      for (let trial = 0; trial < 5; trial++) {
+        // Both replicas have read (and cached) the list.
+        assert.deepStrictEqual(yield* agentNames(b.server.baseUrl, key), before)
+        assert.deepStrictEqual(yield* agentNames(a.server.baseUrl, key), before)
+        const agent = yield* adminA.api.agentsAdmin.create({
+          payload: { space_id: space.id, name: `Trial ${trial}`, summary: "Cached", is_primary: false }
+        })
+        assert.deepStrictEqual(yield* agentNames(b.server.baseUrl, key), [...before, `Trial ${trial}`].sort())
+        yield* adminA.api.agentsAdmin.update({ params: { id: agent.id }, payload: { name: `Renamed ${trial}` } })
+        assert.deepStrictEqual(yield* agentNames(b.server.baseUrl, key), [...before, `Renamed ${trial}`].sort())
+        assert.deepStrictEqual(yield* agentNames(a.server.baseUrl, key), [...before, `Renamed ${trial}`].sort())
+        yield* adminA.api.agentsAdmin.delete({ params: { id: agent.id } })
+        assert.deepStrictEqual(yield* agentNames(b.server.baseUrl, key), before)
+        assert.deepStrictEqual(yield* agentNames(a.server.baseUrl, key), before)
+      }
+      // A change made outside the service reaches every replica's list once it commits (a trigger publishes it).
+      const [agent] = yield* a.sql<{ id: string }>`
+      INSERT INTO agents (tenant_id, space_id, name, summary)
+      SELECT tenant_id, id, 'By hand', 'Inserted in SQL' FROM spaces WHERE id = ${space.id} RETURNING id`
+      const expected = [...before, "By hand"].sort()
+      yield* eventually(agentNames(b.server.baseUrl, key), (names) => names.join() === expected.join())
+      yield* eventually(agentNames(a.server.baseUrl, key), (names) => names.join() === expected.join())
+      yield* a.sql`UPDATE spaces SET code = 'renamed-by-hand' WHERE id = ${space.id}`
+      const codes = (baseUrl: string) =>
+        Effect.promise(() =>
+          fetch(`${baseUrl}/v1/agents`, { headers: { authorization: `Bearer ${key}` } }).then(async (response) => {
+            const body = (await response.json()) as {
+              readonly agents: ReadonlyArray<{ readonly id: string; readonly space_code: string }>
+            }
+            return body.agents.find((item) => item.id === agent.id)?.space_code
+          })
+        )
+      yield* eventually(codes(b.server.baseUrl), (code) => code === "renamed-by-hand")
     }).pipe(Effect.scoped),
   { timeout: 180_000 }
 )

@@ -1,7 +1,8 @@
 /**
- * The agent catalog: what API keys read (`/v1/agents`: the list, optionally
- * of one space, and an agent's detail with its active actions and knowledge
- * files) and what administrators change (`/api/admin/agents`).
+ * The agent catalog: what API keys read (`/v1/agents/:id`: an agent's detail
+ * with its active actions and knowledge files; the list is served from
+ * Agents/AgentLists.ts) and what administrators change (`/api/admin/agents`),
+ * each change dropping the tenant's cached lists on every replica.
  *
  * Rules the service keeps:
  * - one primary agent per space: setting a new one unsets the old one in the
@@ -25,18 +26,10 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
+import { AgentLists, toAgent } from "./AgentLists.ts"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.ts"
 
 type AdminAgent = AgentAdmin.AdminAgent
-
-const toAgent = (row: AgentRow): AgentSchemas.Agent => ({
-  id: row.id,
-  name: row.name,
-  summary: row.summary,
-  is_primary: row.is_primary,
-  group_id: row.space_id,
-  space_code: row.space_code
-})
 
 const toAdminAgent = (row: AgentRow): AdminAgent => ({
   id: row.id,
@@ -62,15 +55,6 @@ const spaceDenied = (spaceId: string) =>
 type Reach = { readonly _tag: "Tenant" } | { readonly _tag: "Spaces"; readonly spaceIds: ReadonlyArray<string> }
 
 export class Agents extends Context.Service<Agents, {
-  /**
-   * The tenant's agents, or those of one space given by id or code (none for an unknown space);
-   * only those of `boundSpace` when given (a space-bound key: Access/SpaceBinding.ts).
-   */
-  readonly list: (
-    tenantId: string,
-    space?: string | undefined,
-    boundSpace?: string | null
-  ) => Effect.Effect<typeof AgentSchemas.AgentList.Type>
   /** An agent's detail; 404 for an unknown one, or one outside `boundSpace` when given. */
   readonly detail: (
     tenantId: string,
@@ -108,6 +92,10 @@ export class Agents extends Context.Service<Agents, {
       const repo = yield* AgentsRepo
       const audit = yield* AuditLog
       const spaceAdmins = yield* SpaceAdmins
+      const lists = yield* AgentLists
+      /** A change of the tenant's agents in one transaction; no replica serves the old lists once it returns. */
+      const changing = <A, E, R>(tenantId: string, change: Effect.Effect<A, E, R>) =>
+        lists.changing(tenantId, (publish) => sql.withTransaction(Effect.tap(change, () => publish)))
 
       const reachOf = (actor: UserPrincipal) =>
         isAdmin(actor.roleId)
@@ -141,12 +129,6 @@ export class Agents extends Context.Service<Agents, {
           target: `agent:${id}`,
           data
         })
-
-      const list = (tenantId: string, space?: string | undefined, boundSpace?: string | null) =>
-        repo.list({ tenantId, space, spaceIds: boundSpace == null ? undefined : [boundSpace] }).pipe(
-          Effect.map((rows) => ({ agents: rows.map(toAgent) })),
-          Effect.orDie
-        )
 
       const detail = Effect.fn("Agents.detail")(function*(tenantId: string, id: string, boundSpace?: string | null) {
         const row = yield* findRow(tenantId, id).pipe(Effect.orDie)
@@ -199,7 +181,7 @@ export class Agents extends Context.Service<Agents, {
               always_on: input.always_on ?? false
             })
             return yield* repo.find(actor.tenantId, id)
-          }).pipe(sql.withTransaction, Effect.orDie)
+          }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
           if (created === undefined) return yield* spaceNotFound
           return toAdminAgent(created)
         }
@@ -229,7 +211,7 @@ export class Agents extends Context.Service<Agents, {
               instructions === undefined ? rest : { ...rest, instructions: "changed" }
             )
             return yield* repo.find(actor.tenantId, id)
-          }).pipe(sql.withTransaction, Effect.orDie)
+          }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
           // Deleted by another administrator in between.
           if (updated === undefined) return yield* agentNotFound(id)
           return toAdminAgent(updated)
@@ -242,7 +224,7 @@ export class Agents extends Context.Service<Agents, {
           const removed = yield* repo.remove(actor.tenantId, id)
           if (removed) yield* audited(actor, "agent.deleted", id, { space_id: row.space_id, name: row.name })
           return removed
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
         if (!removed) return yield* agentNotFound(id)
         return {
           success: true as const,
@@ -273,7 +255,7 @@ export class Agents extends Context.Service<Agents, {
         }
       )
 
-      return Agents.of({ list, detail, adminList, create, update, remove, assignActions })
+      return Agents.of({ detail, adminList, create, update, remove, assignActions })
     })
-  ).pipe(Layer.provide(AgentsRepo.layer))
+  ).pipe(Layer.provide(Layer.merge(AgentsRepo.layer, AgentLists.layer)))
 }

@@ -2,19 +2,26 @@
 import { Api } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { boundSpace } from "../Access/SpaceBinding.ts"
 import { currentKey, currentUser } from "../Auth/CurrentUser.ts"
+import { AgentLists } from "./AgentLists.ts"
 import { Agents } from "./Agents.ts"
 
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
+    const lists = yield* AgentLists
     return handlers
+      // The list's bytes come encoded from the cache: no query, no encoding per request.
       .handle("list", ({ query }) =>
-        Effect.flatMap(currentKey, (key) => agents.list(key.tenantId, query.space, boundSpace(key))))
-      .handle("get", ({ params }) =>
         Effect.flatMap(currentKey, (key) =>
-          agents.detail(key.tenantId, params.id, boundSpace(key))))
+          Effect.map(
+            Effect.orDie(lists.encoded(key.tenantId, query.space, boundSpace(key))),
+            (bytes) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
+          )))
+      .handle("get", ({ params }) =>
+        Effect.flatMap(currentKey, (key) => agents.detail(key.tenantId, params.id, boundSpace(key))))
   }))
 
 export const AgentsAdminHttp = HttpApiBuilder.group(Api, "agentsAdmin", (handlers) =>

@@ -6,6 +6,7 @@
 import { type Blueprints as BlueprintSchemas, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { AgentLists } from "../Agents/AgentLists.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { type BlueprintAgentRow, type BlueprintRow, BlueprintsRepo } from "./BlueprintsRepo.ts"
@@ -48,6 +49,7 @@ export class Blueprints extends Context.Service<Blueprints, {
       const sql = yield* SqlClient.SqlClient
       const repo = yield* BlueprintsRepo
       const audit = yield* AuditLog
+      const lists = yield* AgentLists
 
       const withAgents = (row: BlueprintRow | undefined) =>
         row === undefined
@@ -117,23 +119,26 @@ export class Blueprints extends Context.Service<Blueprints, {
         if (!isUuid(spaceId) || !(yield* Effect.orDie(repo.spaceExists(actor.tenantId, spaceId)))) {
           return yield* spaceNotFound(spaceId)
         }
-        const seeded = yield* Effect.gen(function*() {
-          const seeded = yield* repo.seed(actor.tenantId, spaceId, actor.userId)
-          if (seeded.created > 0) {
-            yield* audit.append("admin_audit_log", {
-              tenantId: actor.tenantId,
-              event: "room_blueprint.defaults_seeded",
-              actor: `user:${actor.userId}`,
-              target: `space:${spaceId}`,
-              data: { agent_ids: seeded.agentIds, blueprint_ids: seeded.blueprintIds }
-            })
-          }
-          return seeded
-        }).pipe(sql.withTransaction, Effect.orDie)
+        // The seeded agents join the tenant's agent lists: no replica serves the old ones once this returns.
+        const seeded = yield* lists.changing(actor.tenantId, (publish) =>
+          Effect.gen(function*() {
+            const seeded = yield* repo.seed(actor.tenantId, spaceId, actor.userId)
+            if (seeded.created > 0) {
+              yield* audit.append("admin_audit_log", {
+                tenantId: actor.tenantId,
+                event: "room_blueprint.defaults_seeded",
+                actor: `user:${actor.userId}`,
+                target: `space:${spaceId}`,
+                data: { agent_ids: seeded.agentIds, blueprint_ids: seeded.blueprintIds }
+              })
+            }
+            yield* publish
+            return seeded
+          }).pipe(sql.withTransaction)).pipe(Effect.orDie)
         return { blueprint_ids: seeded.blueprintIds, agent_ids: seeded.agentIds }
       })
 
       return Blueprints.of({ list, find, defaultBlueprint, create, seedDefaults })
     })
-  ).pipe(Layer.provide(BlueprintsRepo.layer))
+  ).pipe(Layer.provide(Layer.merge(BlueprintsRepo.layer, AgentLists.layer)))
 }

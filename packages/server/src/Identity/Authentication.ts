@@ -29,9 +29,9 @@ import { readSessionToken, setSessionCookie } from "../Auth/SessionCookie.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { ApiKeys } from "../Keys/ApiKeys.ts"
 import { clientIp } from "../Platform/ClientIp.ts"
-import { type ServerConfig } from "../Platform/Config.ts"
-import { applyLimitHeaders, exceededMessage, RateLimits } from "../Platform/RateLimits.ts"
-import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
+import { ServerConfig } from "../Platform/Config.ts"
+import { exceededMessage, RateLimits, setLimitHeaders } from "../Platform/RateLimits.ts"
+import { CurrentRequestInfo, type RequestInfo } from "../Platform/RequestInfo.ts"
 import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -47,38 +47,47 @@ type Outcome =
   | { readonly _tag: "ScopeMissing"; readonly error: string }
   | { readonly _tag: "RateLimited"; readonly error: string }
 
-/** Verifies a key, its scopes and its rate limits for an endpoint; headers of the limit go on the response. */
-const authorizeKey = (key: string, endpoint: HttpApiEndpoint.Top) =>
-  Effect.gen(function*() {
-    const keys = yield* ApiKeys
-    const limits = yield* RateLimits
-    const info = yield* CurrentRequestInfo
-    if (key.length === 0) {
-      return { _tag: "Unauthenticated", error: "Missing API key: send Authorization: Bearer sk_live_..." } as Outcome
-    }
-    const principal = yield* keys.verify(key).pipe(Effect.orDie)
+/**
+ * Verifies a key, its scopes and its rate limits for an endpoint; headers of
+ * the limit go on the response. The services are resolved once, when the
+ * middleware is built: a request only reads its own `RequestInfo`.
+ */
+const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"]) =>
+(
+  key: string,
+  endpoint: HttpApiEndpoint.Top,
+  info: RequestInfo
+): Effect.Effect<Outcome> => {
+  if (key.length === 0) {
+    return Effect.succeed({ _tag: "Unauthenticated", error: "Missing API key: send Authorization: Bearer sk_live_..." })
+  }
+  return Effect.flatMap(Effect.orDie(keys.verify(key)), (principal): Effect.Effect<Outcome> => {
     if (principal === undefined) {
-      return { _tag: "Unauthenticated", error: "Invalid or revoked API key." } as Outcome
+      return Effect.succeed({ _tag: "Unauthenticated", error: "Invalid or revoked API key." })
     }
     info.tenantId = principal.tenantId
     const required = Context.get(endpoint.annotations, RequiredScopes)
     if (required.length > 0 && !required.some((scope) => principal.scopes.includes(scope))) {
-      return {
+      return Effect.succeed({
         _tag: "ScopeMissing",
         error: `This endpoint needs the scope ${required.map((s) => `\`${s}\``).join(" or ")}; the key has ${
           principal.scopes.length === 0 ? "none" : principal.scopes.map((s) => `\`${s}\``).join(", ")
         }. Create a key with it.`
-      } as Outcome
+      })
     }
-    const limit = yield* limits.consume({
-      keyId: principal.keyId,
-      keyRpm: principal.rateLimitRpm,
-      limitClass: Context.get(endpoint.annotations, RateLimitClass)
-    })
-    yield* applyLimitHeaders(limit)
-    if (!limit.allowed) return { _tag: "RateLimited", error: exceededMessage(limit) } as Outcome
-    return { _tag: "Ok", principal } as Outcome
+    return Effect.map(
+      limits.consume({
+        keyId: principal.keyId,
+        keyRpm: principal.rateLimitRpm,
+        limitClass: Context.get(endpoint.annotations, RateLimitClass)
+      }),
+      (limit): Outcome => {
+        setLimitHeaders(info, limit)
+        return limit.allowed ? { _tag: "Ok", principal } : { _tag: "RateLimited", error: exceededMessage(limit) }
+      }
+    )
   })
+}
 
 /** What a key middleware wraps: the endpoint's handling, which needs the principal. */
 type KeyMiddlewareInput = Parameters<(typeof ApiKeyAuth)["Service"]["apiKey"]>[0]
@@ -92,24 +101,29 @@ const keyMiddleware = <E1, E2, E3>(refuse: {
   readonly scopeMissing: (error: string) => E2
   readonly rateLimited: (error: string) => E3
 }) =>
-  Effect.map(Effect.context<ApiKeys | RateLimits>(), (context) =>
-  (
-    httpEffect: KeyMiddlewareInput,
-    { credential, endpoint }: { readonly credential: Redacted.Redacted; readonly endpoint: HttpApiEndpoint.Top }
-  ) =>
-    Effect.gen(function*() {
-      const outcome = yield* authorizeKey(Redacted.value(credential), endpoint)
-      switch (outcome._tag) {
-        case "Ok":
-          return yield* Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
-        case "Unauthenticated":
-          return yield* Effect.fail(refuse.unauthenticated(outcome.error))
-        case "ScopeMissing":
-          return yield* Effect.fail(refuse.scopeMissing(outcome.error))
-        case "RateLimited":
-          return yield* Effect.fail(refuse.rateLimited(outcome.error))
-      }
-    }).pipe(Effect.provideContext(context)))
+  Effect.gen(function*() {
+    const authorizeKey = makeAuthorizeKey(yield* ApiKeys, yield* RateLimits)
+    return (
+      httpEffect: KeyMiddlewareInput,
+      { credential, endpoint }: { readonly credential: Redacted.Redacted; readonly endpoint: HttpApiEndpoint.Top }
+    ) =>
+      Effect.flatMap(Effect.service(CurrentRequestInfo), (info) =>
+        Effect.flatMap(authorizeKey(Redacted.value(credential), endpoint, info), (outcome): Effect.Effect<
+          Effect.Success<KeyMiddlewareInput>,
+          Effect.Error<KeyMiddlewareInput> | E1 | E2 | E3
+        > => {
+          switch (outcome._tag) {
+            case "Ok":
+              return Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
+            case "Unauthenticated":
+              return Effect.fail(refuse.unauthenticated(outcome.error))
+            case "ScopeMissing":
+              return Effect.fail(refuse.scopeMissing(outcome.error))
+            case "RateLimited":
+              return Effect.fail(refuse.rateLimited(outcome.error))
+          }
+        }))
+  })
 
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
@@ -138,7 +152,12 @@ export const ScimAuthLive = Layer.effect(
 export const SessionAuthLive = Layer.effect(
   SessionAuth,
   Effect.gen(function*() {
-    const context = yield* Effect.context<ApiKeys | Sessions | IpAllowlist | ServerConfig>()
+    // Resolved once: a request provides nothing but its principal.
+    const keys = yield* ApiKeys
+    const sessions = yield* Sessions
+    const allowlist = yield* IpAllowlist
+    const config = yield* ServerConfig
+    const requestIp = Effect.provideService(clientIp, ServerConfig, config)
     return SessionAuth.of({
       session: (httpEffect, { endpoint }) =>
         Effect.gen(function*() {
@@ -146,7 +165,7 @@ export const SessionAuthLive = Layer.effect(
           const info = yield* CurrentRequestInfo
           const bearer = bearerOf(request)
           if (bearer !== undefined) {
-            const key = yield* ApiKeys.use((keys) => keys.verify(bearer)).pipe(Effect.orDie)
+            const key = yield* keys.verify(bearer).pipe(Effect.orDie)
             if (key === undefined) return yield* new Errors.Unauthenticated({ error: "Invalid or revoked API key." })
             return yield* new Errors.SessionRequired({
               error: "This endpoint needs a signed-in session and refuses API keys: sign in with POST /api/auth/login."
@@ -156,14 +175,14 @@ export const SessionAuthLive = Layer.effect(
           if (token === undefined) {
             return yield* new Errors.Unauthenticated({ error: "Not signed in: POST /api/auth/login first." })
           }
-          const verified = yield* Sessions.use((sessions) => sessions.verify(token)).pipe(Effect.orDie)
+          const verified = yield* sessions.verify(token).pipe(Effect.orDie)
           if (verified === undefined) {
             return yield* new Errors.Unauthenticated({ error: "Session expired or ended: sign in again." })
           }
           const { principal } = verified
           info.tenantId = principal.tenantId
-          const ip = yield* clientIp
-          if (!(yield* IpAllowlist.use((list) => list.isAllowed(principal.tenantId, ip)).pipe(Effect.orDie))) {
+          const ip = yield* requestIp
+          if (!(yield* allowlist.isAllowed(principal.tenantId, ip).pipe(Effect.orDie))) {
             return yield* new Errors.IpNotAllowed({
               error: "Your IP address is outside your organization's IP allowlist."
             })
@@ -173,10 +192,12 @@ export const SessionAuthLive = Layer.effect(
             return yield* new Errors.RoleMissing({ error: `This endpoint needs ${roleDescription[requirement]}.` })
           }
           if (verified.renewed !== undefined) {
-            yield* setSessionCookie(verified.renewed.token, verified.renewed.maxAgeSeconds)
+            yield* setSessionCookie(verified.renewed.token, verified.renewed.maxAgeSeconds).pipe(
+              Effect.provideService(ServerConfig, config)
+            )
           }
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
-        }).pipe(Effect.provideContext(context))
+        })
     })
   })
 )

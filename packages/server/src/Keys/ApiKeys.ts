@@ -63,7 +63,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       const audit = yield* AuditLog
       const verified = yield* VerifiedKeys
 
-      const lastUsed = new Map<string, Date>()
+      // Milliseconds of the last use per key id: a number per request, dates only when written.
+      const lastUsed = new Map<string, number>()
 
       const create = Effect.fn("ApiKeys.create")(
         function*(owner: UserPrincipal, input: Keys.CreateApiKey, ip: string | null) {
@@ -130,16 +131,29 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           })))
       })
 
+      // The hash of each presented key, so a request does not hash it again. Only the hash is what the cache
+      // and its evictions know (VerifiedKeys.ts): revocation still works by hash. Bounded: emptied when full.
+      const hashes = new Map<string, string>()
+      const hashOf = (key: string) => {
+        let hash = hashes.get(key)
+        if (hash === undefined) {
+          if (hashes.size >= 10_000) hashes.clear()
+          hash = hashKey(key)
+          hashes.set(key, hash)
+        }
+        return hash
+      }
+
       const verify = (key: string) => {
         if (!keyPattern.test(key)) return Effect.succeed(undefined)
-        return Effect.tap(verified.get(hashKey(key)), (principal) =>
-          Effect.sync(() => {
-            if (principal !== undefined) lastUsed.set(principal.keyId, new Date())
-          }))
+        return Effect.map(verified.get(hashOf(key)), (principal) => {
+          if (principal !== undefined) lastUsed.set(principal.keyId, Date.now())
+          return principal
+        })
       }
 
       const flushUsage = Effect.suspend(() => {
-        const batch = [...lastUsed.entries()]
+        const batch = Array.from(lastUsed, ([id, at]) => [id, new Date(at)] as const)
         lastUsed.clear()
         return repo.touch(batch)
       })

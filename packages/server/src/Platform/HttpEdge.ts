@@ -11,16 +11,18 @@
  * one address) is answered by {@link makeNodeServer} in the same shape.
  */
 import { Api, Errors, Knowledge, Scim } from "@agent-platform/domain"
-import { ByteSize, Cause, Effect, Layer } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Fiber, Layer, LogLevel } from "effect"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as References from "effect/References"
 import { createServer, type Server } from "node:http"
 import type { Socket } from "node:net"
 import { ServerConfig } from "./Config.ts"
+import { allPlain, directBuffer, formatPlainEntry } from "./LogWriter.ts"
 import { CurrentRequestInfo, makeRequestInfo } from "./RequestInfo.ts"
 import { describeSchemaError } from "./SchemaErrors.ts"
 
@@ -239,17 +241,24 @@ const wellFormed = (value: unknown): boolean => {
  * `"\ud800"`, which JSON can spell but no database or JSON consumer accepts:
  * 400). The body read here is the one the endpoint reads (it is cached).
  */
-const refuseBadInput = (request: HttpServerRequest.HttpServerRequest) =>
+const refuseBadInput = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, HttpServerError.HttpServerError> | undefined => {
+  if (request.url.length > maxUrlLength) {
+    return Effect.succeed(errorResponse(
+      pathOf(request.url),
+      414,
+      new Errors.UriTooLong({ error: `The request URL is longer than ${maxUrlLength} characters.` })
+    ))
+  }
+  // Most requests (every GET) carry no body: nothing to check, and no effect to run.
+  if (!hasBody(request) || request.method === "GET" || request.method === "HEAD") return undefined
+  return refuseBadBody(request)
+}
+
+const refuseBadBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const path = pathOf(request.url)
-    if (request.url.length > maxUrlLength) {
-      return errorResponse(
-        path,
-        414,
-        new Errors.UriTooLong({ error: `The request URL is longer than ${maxUrlLength} characters.` })
-      )
-    }
-    if (!hasBody(request) || request.method === "GET" || request.method === "HEAD") return undefined
     const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
     if (route === undefined || !route.json) return undefined
     const contentType = request.headers["content-type"] ?? ""
@@ -289,13 +298,53 @@ const aliasApiV1 = (request: HttpServerRequest.HttpServerRequest) =>
     ? request.modify({ url: request.url.slice(4) })
     : request
 
-/** The edge middleware, installed for every route. */
+const generalMaxBody = (config: typeof ServerConfig.Service) => ByteSize.bytes(config.maxBodyBytes)
+const ingestMaxBody = ByteSize.bytes(Knowledge.maxContentBytes + 64 * 1024)
+
+/**
+ * The request log line, at Info: written straight to the JSON logger's line
+ * buffer when that is the fiber's only logger (the line it would write, minus
+ * the cost of the logger pipeline); else through `Effect.logInfo`.
+ */
+const logRequest = (
+  fiber: Fiber.Fiber<unknown, unknown>,
+  fields: {
+    readonly request_id: string
+    readonly method: string
+    readonly path: string
+    readonly status: number
+    readonly duration_ms: number
+    readonly tenant_id: string | null
+  }
+): Effect.Effect<void> => {
+  if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
+  const buffer = directBuffer(fiber.getRef(References.CurrentLoggers))
+  const outer = fiber.getRef(References.CurrentLogAnnotations)
+  if (buffer === undefined || fiber.getRef(References.CurrentLogSpans).length > 0 || !allPlain(outer)) {
+    return Effect.logInfo("request").pipe(Effect.annotateLogs(fields))
+  }
+  let annotations: Record<string, unknown> = fields
+  for (const _ in outer) {
+    annotations = { ...outer, ...fields }
+    break
+  }
+  const date = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+  buffer.append(`${formatPlainEntry("request", "Info", date, annotations, fiber.id)}\n`)
+  return Effect.void
+}
+
+/**
+ * The edge middleware, installed for every route. Per request it makes one
+ * context update (the request, its body limit, its `RequestInfo` and the
+ * `request_id` log annotation together) and writes one request log line.
+ */
 export const HttpEdgeLive = HttpRouter.middleware(
   Effect.gen(function*() {
     const config = yield* ServerConfig
+    const maxBody = generalMaxBody(config)
     return (httpApp) =>
-      Effect.gen(function*() {
-        const original = yield* HttpServerRequest.HttpServerRequest
+      Effect.withFiber((fiber) => {
+        const original = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const request = aliasApiV1(original)
         const incomingId = request.headers["x-request-id"]
         const requestId = incomingId !== undefined && validRequestId.test(incomingId)
@@ -303,29 +352,37 @@ export const HttpEdgeLive = HttpRouter.middleware(
           : crypto.randomUUID()
         const info = makeRequestInfo(requestId)
         const start = performance.now()
-        const maxBody = isIngest(request.url) ? Knowledge.maxContentBytes + 64 * 1024 : config.maxBodyBytes
-        const response = yield* Effect.flatMap(
-          refuseBadInput(request),
-          (refused) => (refused === undefined ? httpApp : Effect.succeed(refused))
-        ).pipe(
+        const refusal = refuseBadInput(request)
+        const handled = refusal === undefined
+          ? httpApp
+          : Effect.flatMap(refusal, (refused) => (refused === undefined ? httpApp : Effect.succeed(refused)))
+        const annotations = fiber.getRef(References.CurrentLogAnnotations)
+        return handled.pipe(
           Effect.catchCause(recover(request, requestId)),
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBody)),
-          Effect.provideService(CurrentRequestInfo, info),
-          Effect.annotateLogs({ request_id: requestId })
-        )
-        const durationMs = Math.round((performance.now() - start) * 10) / 10
-        yield* Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            request_id: requestId,
-            method: request.method,
-            path: request.url.split("?")[0],
-            status: response.status,
-            duration_ms: durationMs,
-            tenant_id: info.tenantId ?? null
+          Effect.updateContext((context: Context.Context<never>) => {
+            let next = request === original
+              ? context
+              : Context.add(context, HttpServerRequest.HttpServerRequest, request)
+            next = Context.add(next, HttpIncomingMessage.MaxBodySize, isIngest(request.url) ? ingestMaxBody : maxBody)
+            next = Context.add(next, CurrentRequestInfo, info)
+            return Context.add(next, References.CurrentLogAnnotations, { ...annotations, request_id: requestId })
+          }),
+          Effect.flatMap((response) => {
+            const logged = logRequest(fiber, {
+              request_id: requestId,
+              method: request.method,
+              path: pathOf(request.url),
+              status: response.status,
+              duration_ms: Math.round((performance.now() - start) * 10) / 10,
+              tenant_id: info.tenantId ?? null
+            })
+            const answered = HttpServerResponse.setHeaders(response, {
+              ...info.responseHeaders,
+              "x-request-id": requestId
+            })
+            return logged === Effect.void ? Effect.succeed(answered) : Effect.as(logged, answered)
           })
         )
-        return HttpServerResponse.setHeaders(response, { ...info.responseHeaders, "x-request-id": requestId })
       })
   }),
   { global: true }

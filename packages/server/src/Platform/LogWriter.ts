@@ -70,29 +70,67 @@ export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
   }
 }
 
+/** A plain value of a log entry: written as is by `JSON.stringify`. */
+export type PlainValue = string | number | boolean | null
+
+/** The JSON line of an entry without cause or spans whose message and annotations are plain values. */
+export const formatPlainEntry = (
+  message: PlainValue,
+  logLevel: LogLevel.LogLevel,
+  date: Date,
+  annotations: Readonly<Record<string, unknown>>,
+  fiberId: number
+): string =>
+  JSON.stringify({
+    message,
+    level: levelNames[logLevel],
+    timestamp: date.toISOString(),
+    annotations,
+    spans: {},
+    fiberId: `#${fiberId}`
+  })
+
+/** Whether every value of a record is plain (then {@link formatPlainEntry} writes it). */
+export const allPlain = (record: Readonly<Record<string, unknown>>): boolean => {
+  for (const key in record) {
+    if (!isPlain(record[key])) return false
+  }
+  return true
+}
+
 /** The structured JSON of one entry, as `Logger.formatJson` writes it. */
 export const formatEntry = (options: Logger.Options<unknown>): string => {
   const message = options.message
   const single = Array.isArray(message) && message.length === 1 ? message[0] : message
   const annotations = options.fiber.getRef(References.CurrentLogAnnotations)
   const spans = options.fiber.getRef(References.CurrentLogSpans)
-  if (!isPlain(single) || options.cause.reasons.length > 0 || spans.length > 0) return Logger.formatJson.log(options)
-  for (const key in annotations) {
-    if (!isPlain(annotations[key])) return Logger.formatJson.log(options)
+  if (!isPlain(single) || options.cause.reasons.length > 0 || spans.length > 0 || !allPlain(annotations)) {
+    return Logger.formatJson.log(options)
   }
-  return JSON.stringify({
-    message: single,
-    level: levelNames[options.logLevel],
-    timestamp: options.date.toISOString(),
-    annotations,
-    spans: {},
-    fiberId: `#${options.fiber.id}`
-  })
+  return formatPlainEntry(single as PlainValue, options.logLevel, options.date, annotations, options.fiber.id)
 }
 
+/** The buffer of each JSON logger made here, for writers that skip the logger pipeline (see {@link directBuffer}). */
+const buffers = new WeakMap<Logger.Logger<unknown, any>, LineBuffer>()
+
 /** The JSON logger writing through `buffer`. */
-export const makeJsonLogger = (buffer: LineBuffer): Logger.Logger<unknown, void> =>
-  Logger.make((options) => buffer.append(`${formatEntry(options)}\n`))
+export const makeJsonLogger = (buffer: LineBuffer): Logger.Logger<unknown, void> => {
+  const logger = Logger.make((options) => buffer.append(`${formatEntry(options)}\n`))
+  buffers.set(logger, buffer)
+  return logger
+}
+
+/**
+ * When a fiber logs through exactly one JSON logger of this module, its line
+ * buffer: an entry appended there is the line that logger would have written
+ * (with {@link formatPlainEntry}), without building the logger's options. The
+ * request log of the HTTP edge is written this way.
+ */
+export const directBuffer = (loggers: ReadonlySet<Logger.Logger<unknown, any>>): LineBuffer | undefined => {
+  if (loggers.size !== 1) return undefined
+  for (const logger of loggers) return buffers.get(logger)
+  return undefined
+}
 
 /**
  * Writes to a file descriptor on the thread pool, one write at a time and in

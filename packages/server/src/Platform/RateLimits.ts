@@ -18,7 +18,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import { ServerConfig } from "./Config.ts"
 import { RedisLive } from "./KeyValue.ts"
-import { CurrentRequestInfo } from "./RequestInfo.ts"
+import { CurrentRequestInfo, type RequestInfo } from "./RequestInfo.ts"
 
 export interface RateLimitState {
   readonly limit: number
@@ -31,15 +31,17 @@ export interface RateLimitOutcome extends RateLimitState {
   readonly allowed: boolean
 }
 
+/** Puts a limit's `X-RateLimit-*` headers (and `Retry-After` when refused) on a request's response. */
+export const setLimitHeaders = (info: RequestInfo, limit: RateLimitOutcome) => {
+  info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
+  info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
+  info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
+  if (!limit.allowed) info.responseHeaders["retry-after"] = String(limit.resetSeconds)
+}
+
 /** Puts a limit's `X-RateLimit-*` headers (and `Retry-After` when refused) on the current response. */
 export const applyLimitHeaders = (limit: RateLimitOutcome) =>
-  Effect.gen(function*() {
-    const info = yield* CurrentRequestInfo
-    info.responseHeaders["x-ratelimit-limit"] = String(limit.limit)
-    info.responseHeaders["x-ratelimit-remaining"] = String(limit.remaining)
-    info.responseHeaders["x-ratelimit-reset"] = String(limit.resetSeconds)
-    if (!limit.allowed) info.responseHeaders["retry-after"] = String(limit.resetSeconds)
-  })
+  Effect.map(Effect.service(CurrentRequestInfo), (info) => setLimitHeaders(info, limit))
 
 /** What a refused caller is told. */
 export const exceededMessage = (limit: RateLimitState) =>

@@ -17,6 +17,7 @@ import compliance from "./0009_compliance.ts"
 import webhookSecretRotation from "./0010_webhook_secret_rotation.ts"
 import vapidKeys from "./0012_vapid_keys.ts"
 import cronRuns from "./0013_cron_runs.ts"
+import agentListCache from "./0014_agent_list_cache.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -30,5 +31,6 @@ export const migrations = Migrator.fromRecord({
   "0009_compliance": compliance,
   "0010_webhook_secret_rotation": webhookSecretRotation,
   "0012_vapid_keys": vapidKeys,
-  "0013_cron_runs": cronRuns
+  "0013_cron_runs": cronRuns,
+  "0014_agent_list_cache": agentListCache
 })
