@@ -131,22 +131,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           })))
       })
 
-      // The hash of each presented key, so a request does not hash it again. Only the hash is what the cache
-      // and its evictions know (VerifiedKeys.ts): revocation still works by hash. Bounded: emptied when full.
-      const hashes = new Map<string, string>()
-      const hashOf = (key: string) => {
-        let hash = hashes.get(key)
-        if (hash === undefined) {
-          if (hashes.size >= 10_000) hashes.clear()
-          hash = hashKey(key)
-          hashes.set(key, hash)
-        }
-        return hash
-      }
-
       const verify = (key: string) => {
         if (!keyPattern.test(key)) return Effect.succeed(undefined)
-        return Effect.map(verified.get(hashOf(key)), (principal) => {
+        return Effect.map(verified.get(hashKey(key)), (principal) => {
           if (principal !== undefined) lastUsed.set(principal.keyId, Date.now())
           return principal
         })
