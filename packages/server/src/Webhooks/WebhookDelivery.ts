@@ -23,7 +23,7 @@
  * again — nothing is lost. Keep the visibility timeout well above
  * `ACTIONS_TIMEOUT_MS`, or a slow call may be sent twice.
  */
-import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { OutboundHttp } from "../Actions/OutboundHttp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
@@ -91,16 +91,20 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const http = yield* OutboundHttp
       const subscriptions = yield* WebhookSubscriptions
 
-      /** One signed POST; every way it can end is an Outcome (only interruption escapes). */
-      const attempt = (claim: ClaimedDelivery) =>
-        Effect.gen(function*() {
-          const startedAt = yield* Clock.currentTimeMillis
-          const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null) =>
-            Effect.map(Clock.currentTimeMillis, (now): Attempted => ({
-              kind,
-              attempt: { startedAt: new Date(startedAt), durationMs: Math.max(0, now - startedAt), statusCode, error }
-            }))
-          const timestamp = Math.floor(startedAt / 1000)
+      /** One signed POST with the subscription's secrets; every way it can end is an Outcome (only interruption escapes). */
+      const attempt = (claim: ClaimedDelivery, secrets: Result.Result<ReadonlyArray<string>, string>) =>
+        Effect.suspend(() => {
+          const startedAt = Date.now()
+          const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null): Attempted => ({
+            kind,
+            attempt: {
+              startedAt: new Date(startedAt),
+              durationMs: Math.max(0, Date.now() - startedAt),
+              statusCode,
+              error
+            }
+          })
+          if (Result.isFailure(secrets)) return Effect.succeed(finish("failed", null, secrets.failure))
           const { payload } = claim
           const body = JSON.stringify({
             id: payload.id,
@@ -109,30 +113,45 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             tenant_id: payload.tenant_id,
             data: payload.data
           })
-          const secrets = yield* Effect.result(subscriptions.signingSecrets(claim))
-          if (Result.isFailure(secrets)) {
-            return yield* finish("failed", null, `signing secret: ${secrets.failure.message}`)
-          }
           const headers = deliveryHeaders({
             id: claim.id,
             event: claim.event,
-            timestamp,
+            timestamp: Math.floor(startedAt / 1000),
             body,
             secrets: secrets.success
           })
-          const answer = yield* Effect.result(http.send(
+          return http.send(
             { method: "POST", url: claim.url, headers, body: { contentType: "application/json", text: body } },
             // Receivers' bodies only feed the log's error excerpt: read a little, never fail on size.
             { maxRedirects: 0, responseLimit: { maxBytes: 1024, beyond: "truncate" } }
-          ))
-          if (Result.isFailure(answer)) {
-            return yield* finish("failed", null, answer.failure.message)
+          ).pipe(
+            Effect.match({
+              onFailure: (failure) => finish("failed", null, failure.message),
+              onSuccess: ({ body, status }) => {
+                if (status >= 200 && status < 300) return finish("delivered", status, null)
+                const detail = excerpt(body)
+                const error = `receiver answered HTTP ${status}${detail.length > 0 ? `: ${detail}` : ""}`
+                return finish(status === 410 ? "gone" : "failed", status, error)
+              }
+            })
+          )
+        })
+
+      /** Each subscription's signing secrets, decrypted once per cycle (a failure is recorded on its deliveries). */
+      const secretsOf = (claims: ReadonlyArray<ClaimedDelivery>) =>
+        Effect.gen(function*() {
+          const secrets = new Map<string, Result.Result<ReadonlyArray<string>, string>>()
+          for (const claim of claims) {
+            if (secrets.has(claim.subscription_id)) continue
+            const resolved = yield* Effect.result(subscriptions.signingSecrets(claim))
+            secrets.set(
+              claim.subscription_id,
+              Result.isFailure(resolved)
+                ? Result.fail(`signing secret: ${resolved.failure.message}`)
+                : Result.succeed(resolved.success)
+            )
           }
-          const { status } = answer.success
-          if (status >= 200 && status < 300) return yield* finish("delivered", status, null)
-          const detail = excerpt(answer.success.body)
-          const error = `receiver answered HTTP ${status}${detail.length > 0 ? `: ${detail}` : ""}`
-          return yield* finish(status === 410 ? "gone" : "failed", status, error)
+          return secrets
         })
 
       /** The outcome to record for an attempt: when a failure is retried, or that it is dead-lettered. */
@@ -164,6 +183,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           })
           const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
           if (claims.length === 0) return counts satisfies DeliveryBatch
+          const secrets = yield* secretsOf(claims)
           const returned = yield* Queue.unbounded<Outcome>()
 
           /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
@@ -197,7 +217,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           const deliverOne = (claim: ClaimedDelivery) =>
             Effect.uninterruptibleMask((restore) =>
               Effect.gen(function*() {
-                const exit = yield* Effect.exit(restore(attempt(claim)))
+                const exit = yield* Effect.exit(restore(attempt(claim, secrets.get(claim.subscription_id)!)))
                 if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
                 counts.released++
                 yield* repo.release(claim).pipe(

@@ -16,6 +16,7 @@ import scim from "./0008_scim.ts"
 import compliance from "./0009_compliance.ts"
 import webhookSecretRotation from "./0010_webhook_secret_rotation.ts"
 import vapidKeys from "./0012_vapid_keys.ts"
+import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -28,5 +29,6 @@ export const migrations = Migrator.fromRecord({
   "0008_scim": scim,
   "0009_compliance": compliance,
   "0010_webhook_secret_rotation": webhookSecretRotation,
-  "0012_vapid_keys": vapidKeys
+  "0012_vapid_keys": vapidKeys,
+  "0016_webhook_claim_indexes": webhookClaimIndexes
 })
