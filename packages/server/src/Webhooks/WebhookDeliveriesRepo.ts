@@ -189,8 +189,9 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
             ORDER BY c.seq LIMIT ${options.limit}
           ),
           due AS (
+            -- An array of ids: looked up by primary key, never a scan of the whole table (delivered history included).
             SELECT d.id FROM webhook_deliveries d
-            WHERE d.id IN (SELECT id FROM candidates)
+            WHERE d.id = ANY (ARRAY(SELECT id FROM candidates))
               -- Checked again on the row as locked: a concurrent claim that committed first has made it not due.
               AND ((d.status = 'pending' AND d.next_attempt_at <= now()) OR (d.status = 'delivering' AND d.locked_until <= now()))
             FOR UPDATE SKIP LOCKED

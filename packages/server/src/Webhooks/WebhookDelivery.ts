@@ -63,7 +63,7 @@ const defaults = {
   concurrency: 64,
   perSubscription: 8,
   visibilityTimeout: Duration.seconds(60),
-  lanes: 2
+  lanes: 4
 }
 
 /** No retry waits longer than this, whatever the configuration. */
@@ -252,7 +252,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
 export interface WorkerOptions extends DeliveryOptions {
   /** The pause between cycles once the queue is drained; default 1 s. */
   readonly pollInterval?: Duration.Input | undefined
-  /** Cycles run side by side; default 2. */
+  /** Cycles run side by side; default 4. */
   readonly lanes?: number | undefined
 }
 
