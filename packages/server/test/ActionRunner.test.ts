@@ -300,6 +300,29 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const elsewhere = yield* createAction({ url: healthy.url })
         assert.strictEqual((yield* execute(elsewhere.id)).success, true, "other hosts keep their own circuit")
       }))
+
+    it.effect("a host that answered well, then fails 5 times in a row, has its circuit opened; a success between failures resets the count", () =>
+      Effect.gen(function*() {
+        // Healthy first (calls to a healthy host skip the breaker's bookkeeping), then failing on demand.
+        let failing = false
+        const remote = yield* localServer(
+          () => (failing ? jsonAnswer(503, { message: "overloaded" }) : jsonAnswer(200, {}))
+        )
+        const action = yield* createAction({ url: remote.url })
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* execute(action.id)).success, true)
+        failing = true
+        for (let i = 0; i < 4; i++) yield* failureOf(execute(action.id))
+        failing = false
+        assert.strictEqual((yield* execute(action.id)).success, true, "a success resets the consecutive failures")
+        failing = true
+        for (let i = 0; i < 4; i++) yield* failureOf(execute(action.id))
+        assert.strictEqual(remote.received.length, 12, "4 failures after a success do not open the circuit")
+        yield* failureOf(execute(action.id))
+        assert.strictEqual(remote.received.length, 13)
+        const fast = yield* failureOf(execute(action.id))
+        assert.include(fast._tag === "ActionFailed" ? fast.error ?? "" : "", "circuit open")
+        assert.strictEqual(remote.received.length, 13, "an open circuit fails fast without calling")
+      }))
   })
 
   describe("params", () => {

@@ -15,9 +15,16 @@
  * request, not the layers of a general HTTP client. The agents' sockets
  * resolve through the guard's `lookup`, so the address connected to is one
  * the guard checked.
+ *
+ * The circuit breaker's bookkeeping costs as much as the call itself, so a
+ * host whose last outcome was a success (and whose circuit has not left
+ * Closed since) is called without asking it first: a success there would
+ * only reset a count that is already zero. Its first failure is recorded
+ * with the breaker at once, and until a success again every call goes
+ * through the breaker, which counts, opens and fails fast as before.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Context, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import type * as Http from "node:http"
 import * as NodeHttp from "node:http"
@@ -144,6 +151,33 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
         scheduling: "lifo"
       })
       const timeoutMs = config.actionsTimeoutMs
+
+      // Hosts whose last recorded outcome was a success; any transition out of Closed (another caller of
+      // the shared breaker may cause one) takes the host out.
+      const healthy = new Set<string>()
+      yield* breaker.transitions.pipe(
+        Stream.runForEach((transition) => Effect.sync(() => healthy.delete(transition.key))),
+        Effect.forkScoped
+      )
+      const remember = (host: string, exit: Exit.Exit<OutboundResponse, OutboundFailure>) =>
+        Effect.sync(() => {
+          const outcome = classify(exit)
+          if (outcome._tag === "Success") healthy.add(host)
+          else if (outcome._tag === "Failure") healthy.delete(host)
+        })
+
+      /** The call under the host's circuit breaker (see above for the healthy host's shortcut). */
+      const underBreaker = (call: Effect.Effect<OutboundResponse, OutboundFailure>, host: string) => {
+        if (!healthy.has(host)) {
+          return breaker.execute(Effect.onExit(call, (exit) => remember(host, exit)), { key: host, classify })
+        }
+        return Effect.flatMap(Effect.exit(call), (exit) => {
+          if (classify(exit)._tag !== "Failure") return exit
+          healthy.delete(host)
+          // Recorded as if the breaker had admitted it (the call was made while the circuit was closed).
+          return Effect.flatMap(Effect.exit(breaker.execute(exit, { key: host, classify })), () => exit)
+        })
+      }
 
       const checked = (url: URL) =>
         guard.check(url).pipe(
@@ -311,7 +345,7 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
           yield* guard.allowPrivateNetworks ? checked(url) : within(checked(url), deadline, url.host)
           const limit = options?.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
           const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit, deadline)
-          return yield* breaker.execute(call, { key: url.host, classify }).pipe(
+          return yield* underBreaker(call, url.host).pipe(
             Effect.catchTag("CircuitBreakerError", (error) =>
               Effect.fail(
                 new OutboundFailure({
