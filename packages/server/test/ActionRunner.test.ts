@@ -250,6 +250,15 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         assert.include(failure.response as string, "ECONNREFUSED")
       }))
 
+    it.effect("framing headers (Content-Length, Host, ...) are the client's own; the action's other headers are sent", () =>
+      Effect.gen(function*() {
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
+        const framed = yield* createAction({ url: remote.url, headers: { "Content-Length": "999", "X-Kept": "yes" } })
+        assert.strictEqual((yield* execute(framed.id)).success, true)
+        assert.strictEqual(remote.received[0]?.headers["x-kept"], "yes")
+        assert.notStrictEqual(remote.received[0]?.headers["content-length"], "999")
+      }))
+
     it.effect("a response larger than ACTIONS_MAX_RESPONSE_BYTES is cut off and fails", () =>
       Effect.gen(function*() {
         const remote = yield* localServer(() => ({ status: 200, body: "x".repeat(10_000) }))

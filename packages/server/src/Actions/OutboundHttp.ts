@@ -215,11 +215,19 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
       ) =>
         Effect.callback<Hop, OutboundFailure>((resume) => {
           const host = url.host
-          const request = (url.protocol === "https:" ? NodeHttps : NodeHttp).request(url, {
-            method,
-            headers,
-            agent: url.protocol === "https:" ? agents.https : agents.http
-          })
+          let request: Http.ClientRequest
+          try {
+            request = (url.protocol === "https:" ? NodeHttps : NodeHttp).request(url, {
+              method,
+              headers,
+              agent: url.protocol === "https:" ? agents.https : agents.http
+            })
+          } catch (error) {
+            // node:http refuses some requests before sending anything (a header value with a line break, ...).
+            return resume(Effect.fail(
+              new OutboundFailure({ reason: "refused", message: `request to ${host} not sent: ${causeMessage(error)}` })
+            ))
+          }
           let done = false
           const finish = (effect: Effect.Effect<Hop, OutboundFailure>) => {
             if (done) return
@@ -297,7 +305,13 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
         const follows = (status: number, headers: Http.IncomingHttpHeaders) =>
           maxRedirects > 0 && isRedirect(status) && headers["location"] !== undefined
         for (let redirects = 0;; redirects++) {
-          const headers: Record<string, string> = { ...input.headers }
+          // Names lowercased (HTTP header names are case-insensitive): a tenant's `Content-Type` is replaced, not
+          // doubled; the framing headers are the client's own.
+          const headers: Record<string, string> = {}
+          for (const name in input.headers) {
+            const lower = name.toLowerCase()
+            if (!framingHeaders.has(lower)) headers[lower] = input.headers[name]!
+          }
           let payload: Uint8Array | string | undefined
           if (body !== undefined) {
             payload = "bytes" in body ? body.bytes : body.text
@@ -364,3 +378,6 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
 }
 
 const empty = new Uint8Array(0)
+
+/** Headers that frame the message: set by the client from the body, never taken from the caller. */
+const framingHeaders = new Set(["host", "content-length", "transfer-encoding", "connection"])
