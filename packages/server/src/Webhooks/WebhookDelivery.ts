@@ -174,75 +174,93 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           ? "retrying"
           : "deadLettered"
 
+      /** Gives a lease back untouched; a failure leaves it to expire (retried later, not lost). */
+      const release = (claim: ClaimedDelivery) =>
+        repo.release(claim).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning(`webhook delivery ${claim.id}: could not give the lease back`, cause)
+          )
+        )
+
+      // The claim is not interruptible: a claim that committed is always sent or given back, never left leased
+      // by a worker that is stopping (with several lanes polling, one is often mid-claim when the worker stops).
       const deliverDue = (options: DeliveryOptions = {}) =>
-        Effect.gen(function*() {
-          const claims = yield* repo.claimDue({
-            limit: options.batchSize ?? defaults.batchSize,
-            visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
-            perSubscription: options.perSubscription ?? defaults.perSubscription
-          })
-          const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
-          if (claims.length === 0) return counts satisfies DeliveryBatch
-          const secrets = yield* secretsOf(claims)
-          const returned = yield* Queue.unbounded<Outcome>()
+        Effect.uninterruptibleMask((restoreCycle) =>
+          Effect.gen(function*() {
+            const claims = yield* repo.claimDue({
+              limit: options.batchSize ?? defaults.batchSize,
+              visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
+              perSubscription: options.perSubscription ?? defaults.perSubscription
+            })
+            const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
+            if (claims.length === 0) return counts satisfies DeliveryBatch
+            const secrets = yield* secretsOf(claims)
+            const returned = yield* Queue.unbounded<Outcome>()
 
-          /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
-          const write = (outcomes: ReadonlyArray<Outcome>) =>
-            repo.recordOutcomes(outcomes).pipe(
-              Effect.tap(() =>
-                Effect.sync(() => {
-                  for (const outcome of outcomes) counts[countAs(outcome)]++
-                })
-              ),
-              Effect.catchCause((cause) =>
-                Effect.logWarning(
-                  `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
-                  cause
-                ).pipe(
-                  Effect.tap(() => Effect.sync(() => (counts.released += outcomes.length)))
-                )
-              )
-            )
-          // Waits (interruptibly) for one outcome, then writes it with everything else that has returned meanwhile.
-          const recordReturned = Effect.gen(function*() {
-            const first = yield* Queue.take(returned)
-            yield* Effect.uninterruptible(Effect.flatMap(Queue.clear(returned), (rest) => write([first, ...rest])))
-          }).pipe(Effect.forever)
-
-          /**
-           * The call may be interrupted; what follows it may not: its outcome
-           * is queued for recording once the call returned, or the lease is
-           * given back when the call was cut short.
-           */
-          const deliverOne = (claim: ClaimedDelivery) =>
-            Effect.uninterruptibleMask((restore) =>
-              Effect.gen(function*() {
-                const exit = yield* Effect.exit(restore(attempt(claim, secrets.get(claim.subscription_id)!)))
-                if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
-                counts.released++
-                yield* repo.release(claim).pipe(
-                  Effect.catchCause((cause) =>
-                    Effect.logWarning(`webhook delivery ${claim.id}: could not give the lease back`, cause)
+            /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
+            const write = (outcomes: ReadonlyArray<Outcome>) =>
+              repo.recordOutcomes(outcomes).pipe(
+                Effect.tap(() =>
+                  Effect.sync(() => {
+                    for (const outcome of outcomes) counts[countAs(outcome)]++
+                  })
+                ),
+                Effect.catchCause((cause) =>
+                  Effect.logWarning(
+                    `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
+                    cause
+                  ).pipe(
+                    Effect.tap(() => Effect.sync(() => (counts.released += outcomes.length)))
                   )
                 )
-              })
-            )
+              )
+            // Waits (interruptibly) for one outcome, then writes it with everything else that has returned meanwhile.
+            const recordReturned = Effect.gen(function*() {
+              const first = yield* Queue.take(returned)
+              yield* Effect.uninterruptible(Effect.flatMap(Queue.clear(returned), (rest) => write([first, ...rest])))
+            }).pipe(Effect.forever)
 
-          const recorder = yield* Effect.forkChild(recordReturned)
-          yield* Effect.forEach(claims, deliverOne, {
-            concurrency: options.concurrency ?? defaults.concurrency,
-            discard: true
-          }).pipe(
-            // However the sends end, every outcome that returned is written before the cycle does.
-            Effect.onExit(() =>
-              Fiber.interrupt(recorder).pipe(
-                Effect.andThen(Queue.clear(returned)),
-                Effect.flatMap((rest) => (rest.length === 0 ? Effect.void : write(rest)))
+            /**
+             * The call may be interrupted; what follows it may not: its outcome
+             * is queued for recording once the call returned, or the lease is
+             * given back when the call was cut short.
+             */
+            /** Claims whose attempt has begun; the others are given back if the cycle is stopped first. */
+            const started = new Set<string>()
+            const deliverOne = (claim: ClaimedDelivery) =>
+              Effect.uninterruptibleMask((restore) =>
+                Effect.gen(function*() {
+                  started.add(claim.id)
+                  const exit = yield* Effect.exit(restore(attempt(claim, secrets.get(claim.subscription_id)!)))
+                  if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
+                  counts.released++
+                  yield* release(claim)
+                })
+              )
+
+            // Interruptible inside, whatever the fiber it is forked from.
+            const recorder = yield* Effect.forkChild(restoreCycle(recordReturned))
+            yield* restoreCycle(Effect.forEach(claims, deliverOne, {
+              concurrency: options.concurrency ?? defaults.concurrency,
+              discard: true
+            })).pipe(
+              // However the sends end, every outcome that returned is written before the cycle does, and every
+              // claim not attempted is given back.
+              Effect.onExit(() =>
+                Fiber.interrupt(recorder).pipe(
+                  Effect.andThen(Queue.clear(returned)),
+                  Effect.flatMap((rest) => (rest.length === 0 ? Effect.void : write(rest))),
+                  Effect.andThen(Effect.suspend(() => {
+                    const unstarted = claims.filter((claim) => !started.has(claim.id))
+                    counts.released += unstarted.length
+                    return Effect.forEach(unstarted, release, { discard: true })
+                  }))
+                )
               )
             )
-          )
-          return counts satisfies DeliveryBatch
-        })
+            return counts satisfies DeliveryBatch
+          })
+        )
 
       return WebhookDelivery.of({ deliverDue })
     })
