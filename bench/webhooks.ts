@@ -2,9 +2,12 @@
  * Webhook deliveries per second to a loopback receiver: how fast the jobs
  * role drains the durable delivery queue (claim with SKIP LOCKED, signed
  * POST, record the outcome), against the receiver's own throughput for the
- * same signed POSTs sent by autocannon with as many connections as the
- * worker has deliveries in flight in a cycle (64), measured in the same run. The
- * receiver verifies every signature, as a real one must.
+ * same signed POSTs sent by autocannon with as many connections as one
+ * delivery cycle has in flight (64; the worker runs four such lanes),
+ * measured in the same run. The receiver verifies every signature, as a real
+ * one must. Also printed: the connections the jobs role opened (keep-alive
+ * reuses them) and its CPU time per delivery while draining, a figure the
+ * shared machine's load disturbs less than the rate.
  *
  * 1. `ROLE=api`: a fresh tenant gets BENCH_SUBSCRIPTIONS signed `*`
  *    subscriptions to the receiver, then BENCH_EXECUTIONS executions of an
@@ -21,7 +24,7 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -54,11 +57,27 @@ const verified = (request: IncomingMessage, body: string) => {
   return given.length === expectedSignature.length && timingSafeEqual(given, expectedSignature)
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
+const cpuSecondsOf = (pid: number | undefined): number | undefined => {
+  try {
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 per second).
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
+}
+
 let deliveries = 0
 let badSignatures = 0
 let firstAt = 0
 let lastAt = 0
 let onDelivery: () => void = () => {}
+/** The jobs role's pid, and its CPU time at the first delivery and at the last one. */
+let jobsPid: number | undefined
+let cpuAtFirst: number | undefined
+let cpuAtLast: number | undefined
 
 const receiver = createServer(async (request, response) => {
   const body = await readBody(request)
@@ -66,7 +85,11 @@ const receiver = createServer(async (request, response) => {
     if (!verified(request, body)) badSignatures++
     deliveries++
     const now = performance.now()
-    if (deliveries === 1) firstAt = now
+    if (deliveries === 1) {
+      firstAt = now
+      cpuAtFirst = cpuSecondsOf(jobsPid)
+    }
+    if (deliveries === expected) cpuAtLast = cpuSecondsOf(jobsPid)
     lastAt = now
     onDelivery()
   }
@@ -74,6 +97,8 @@ const receiver = createServer(async (request, response) => {
     request.url === "/action" ? "{}" : ""
   )
 })
+let connections = 0
+receiver.on("connection", () => connections++)
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
 
@@ -281,8 +306,10 @@ try {
       if (deliveries >= expected) resolve()
     }
   })
+  const connectionsBefore = connections
   const started = performance.now()
   const jobs = spawnService({ ...env, ROLE: "jobs" })
+  jobsPid = jobs.pid
   const timeout = setTimeout(() => {
     console.error(`timed out with ${deliveries}/${expected} deliveries`)
     jobs.kill("SIGTERM")
@@ -301,6 +328,16 @@ try {
   )
   report("  from spawning the jobs role to the last delivery", `${(drainedAfter / 1000).toFixed(1)} s`)
   report("  signatures that failed verification", String(badSignatures))
+  report("  connections the jobs role opened to the receiver", String(connections - connectionsBefore))
+  if (cpuAtFirst !== undefined && cpuAtLast !== undefined) {
+    // Busy CPU of the jobs role while it delivered (embedded: the database's work included): less noisy than the
+    // rate on a shared machine, and what a core could sustain when the receiver and the database have their own.
+    const perDelivery = ((cpuAtLast - cpuAtFirst) * 1e6) / (deliveries - 1)
+    report(
+      "  jobs role CPU per delivery while draining",
+      `${perDelivery.toFixed(0)} µs  (${(1e6 / perDelivery).toFixed(0)} deliveries/s per core)`
+    )
+  }
   if (profileDir !== undefined) {
     const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
     if (file !== undefined) {

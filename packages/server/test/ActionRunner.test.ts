@@ -250,6 +250,15 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         assert.include(failure.response as string, "ECONNREFUSED")
       }))
 
+    it.effect("framing headers (Content-Length, Host, ...) are the client's own; the action's other headers are sent", () =>
+      Effect.gen(function*() {
+        const remote = yield* localServer(() => jsonAnswer(200, {}))
+        const framed = yield* createAction({ url: remote.url, headers: { "Content-Length": "999", "X-Kept": "yes" } })
+        assert.strictEqual((yield* execute(framed.id)).success, true)
+        assert.strictEqual(remote.received[0]?.headers["x-kept"], "yes")
+        assert.notStrictEqual(remote.received[0]?.headers["content-length"], "999")
+      }))
+
     it.effect("a response larger than ACTIONS_MAX_RESPONSE_BYTES is cut off and fails", () =>
       Effect.gen(function*() {
         const remote = yield* localServer(() => ({ status: 200, body: "x".repeat(10_000) }))
@@ -299,6 +308,29 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const healthy = yield* localServer(() => jsonAnswer(200, { ok: true }))
         const elsewhere = yield* createAction({ url: healthy.url })
         assert.strictEqual((yield* execute(elsewhere.id)).success, true, "other hosts keep their own circuit")
+      }))
+
+    it.effect("a host that answered well, then fails 5 times in a row, has its circuit opened; a success between failures resets the count", () =>
+      Effect.gen(function*() {
+        // Healthy first (calls to a healthy host skip the breaker's bookkeeping), then failing on demand.
+        let failing = false
+        const remote = yield* localServer(
+          () => (failing ? jsonAnswer(503, { message: "overloaded" }) : jsonAnswer(200, {}))
+        )
+        const action = yield* createAction({ url: remote.url })
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* execute(action.id)).success, true)
+        failing = true
+        for (let i = 0; i < 4; i++) yield* failureOf(execute(action.id))
+        failing = false
+        assert.strictEqual((yield* execute(action.id)).success, true, "a success resets the consecutive failures")
+        failing = true
+        for (let i = 0; i < 4; i++) yield* failureOf(execute(action.id))
+        assert.strictEqual(remote.received.length, 12, "4 failures after a success do not open the circuit")
+        yield* failureOf(execute(action.id))
+        assert.strictEqual(remote.received.length, 13)
+        const fast = yield* failureOf(execute(action.id))
+        assert.include(fast._tag === "ActionFailed" ? fast.error ?? "" : "", "circuit open")
+        assert.strictEqual(remote.received.length, 13, "an open circuit fails fast without calling")
       }))
   })
 

@@ -590,6 +590,32 @@ layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it)
       )
     }))
 
+  it.effect("with the default worker (several lanes, 8 in flight per subscription), each subscription's deliveries arrive in queue order window by window, once each, counted exactly", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const subs: Array<{ readonly id: string }> = []
+      for (let i = 0; i < 6; i++) subs.push(yield* subscribe({ name: `many ${i}`, url: `${remote.url}/s${i}` }))
+      const events = 50
+      yield* queueEvents(events)
+      const delivered = Effect.map(
+        Effect.all(subs.map((sub) => counters(sub.id))),
+        (all) => all.every((c) => c.total_delivered >= events)
+      )
+      // Two workers of the default lanes: their claims interleave while others' deliveries are in flight.
+      const worker = WebhookDeliveryWorker.layerWith({ pollInterval: "20 millis" })
+      yield* runWorkersUntil([worker, worker], delivered)
+      for (const [i, sub] of subs.entries()) {
+        const queued = (yield* deliveriesOf(sub.id)).map((d) => d.id)
+        const arrived = remote.received.filter((r) => r.url === `/s${i}`).map((r) => r.headers["x-service-delivery"])
+        // Once each: no delivery sent twice, none lost.
+        assert.deepStrictEqual([...arrived].sort(), [...queued].sort())
+        // The next 8 are claimed only once the previous 8 are recorded: arrivals keep the queue's windows of 8.
+        const windows = arrived.map((id) => Math.floor(queued.indexOf(id as string) / 8))
+        assert.deepStrictEqual(windows, [...windows].sort((a, b) => a - b), `subscription ${i}`)
+        assert.deepInclude(yield* counters(sub.id), { total_delivered: events, total_dead_letter: 0 })
+      }
+    }))
+
   it.effect("a subscription with deliveries in flight is not claimed by another worker, and its oldest are claimed first", () =>
     Effect.gen(function*() {
       const remote = yield* localServer(ok)

@@ -1,20 +1,34 @@
 /**
  * One outbound HTTP call to a tenant's system (an action, a webhook
- * delivery), with the limits that keep a slow or hostile target from hurting
- * the platform: the SSRF guard, a per-call timeout (`ACTIONS_TIMEOUT_MS`,
- * covering connect, redirects and body), a response size cap
- * (`ACTIONS_MAX_RESPONSE_BYTES`, read as a stream and cut off), redirects
- * followed only to the same host, and the circuit breaker of the target host
- * (connection errors, timeouts and 5xx count as failures; an open circuit
- * fails fast without calling).
+ * delivery, a Web Push), with the limits that keep a slow or hostile target
+ * from hurting the platform: the SSRF guard, a per-call timeout
+ * (`ACTIONS_TIMEOUT_MS`, covering connect, redirects and body), a response
+ * size cap (`ACTIONS_MAX_RESPONSE_BYTES`, read as a stream and cut off),
+ * redirects followed only to the same host, and the circuit breaker of the
+ * target host (connection errors, timeouts and 5xx count as failures; an open
+ * circuit fails fast without calling).
+ *
+ * Calls go straight through `node:http`/`node:https` on one keep-alive agent
+ * per protocol, whose pool is per host (at most `maxSocketsPerHost`
+ * connections each): a webhook worker sending thousands of deliveries a
+ * second to one receiver reuses its connections, and a call costs one
+ * request, not the layers of a general HTTP client. The agents' sockets
+ * resolve through the guard's `lookup`, so the address connected to is one
+ * the guard checked.
+ *
+ * The circuit breaker's bookkeeping costs as much as the call itself, so a
+ * host whose last outcome was a success (and whose circuit has not left
+ * Closed since) is called without asking it first: a success there would
+ * only reset a count that is already zero. Its first failure is recorded
+ * with the breaker at once, and until a success again every call goes
+ * through the breaker, which counts, opens and fails fast as before.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Duration, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
-import * as HttpClient from "effect/http/HttpClient"
-import type * as HttpClientError from "effect/http/HttpClientError"
-import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import { Context, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
+import type * as Http from "node:http"
+import * as NodeHttp from "node:http"
+import * as NodeHttps from "node:https"
 import { ServerConfig } from "../Platform/Config.ts"
 import { OutboundBreaker } from "../Platform/OutboundBreaker.ts"
 import { OutboundGuard, refusedLookupCode } from "./OutboundGuard.ts"
@@ -77,6 +91,9 @@ export interface SendOptions {
 
 const defaultMaxRedirects = 3
 
+/** Connections kept (and open at once) per target host and protocol. */
+export const maxSocketsPerHost = 256
+
 const isRedirect = (status: number) =>
   status === 301 || status === 302 || status === 303 || status === 307 || status === 308
 
@@ -101,13 +118,18 @@ const causeMessage = (cause: unknown): string =>
     ? cause.message
     : String(cause)
 
-const fromClientError = (host: string) => (error: HttpClientError.HttpClientError): OutboundFailure => {
-  const cause = error.reason.cause
+const fromNodeError = (host: string, cause: unknown): OutboundFailure => {
   if (typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === refusedLookupCode) {
     return new OutboundFailure({ reason: "refused", message: causeMessage(cause) })
   }
-  const detail = cause === undefined ? error.reason._tag : causeMessage(cause)
-  return new OutboundFailure({ reason: "connection", message: `connection to ${host} failed: ${detail}` })
+  return new OutboundFailure({ reason: "connection", message: `connection to ${host} failed: ${causeMessage(cause)}` })
+}
+
+/** One hop's answer: its body read (up to the limit) unless it is a redirect to follow. */
+interface Hop {
+  readonly status: number
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: Uint8Array
 }
 
 export class OutboundHttp extends Context.Service<OutboundHttp, {
@@ -119,101 +141,212 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
       const config = yield* ServerConfig
       const guard = yield* OutboundGuard
       const { breaker } = yield* OutboundBreaker
-      // Sockets resolve through the guard, so the address connected to is one the guard checked;
-      // kept alive per host, so repeated calls (webhook deliveries) reuse their connections.
-      const agent = yield* NodeHttpClient.makeAgent({ lookup: guard.lookup, keepAlive: true })
-      const client = (yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)).pipe(
-        HttpClient.withScope
+      // Destroyed (their sockets closed) with the layer's scope.
+      const agents = yield* NodeHttpClient.makeAgent({
+        lookup: guard.lookup,
+        keepAlive: true,
+        maxSockets: maxSocketsPerHost,
+        maxFreeSockets: maxSocketsPerHost,
+        // The most recently used socket first: fewer sockets stay warm, the rest time out.
+        scheduling: "lifo"
+      })
+      const timeoutMs = config.actionsTimeoutMs
+
+      // Hosts whose last recorded outcome was a success; any transition out of Closed (another caller of
+      // the shared breaker may cause one) takes the host out.
+      const healthy = new Set<string>()
+      yield* breaker.transitions.pipe(
+        Stream.runForEach((transition) => Effect.sync(() => healthy.delete(transition.key))),
+        Effect.forkScoped
       )
-      const timeout = Duration.millis(config.actionsTimeoutMs)
+      const remember = (host: string, exit: Exit.Exit<OutboundResponse, OutboundFailure>) =>
+        Effect.sync(() => {
+          const outcome = classify(exit)
+          if (outcome._tag === "Success") healthy.add(host)
+          else if (outcome._tag === "Failure") healthy.delete(host)
+        })
+
+      /** The call under the host's circuit breaker (see above for the healthy host's shortcut). */
+      const underBreaker = (call: Effect.Effect<OutboundResponse, OutboundFailure>, host: string) => {
+        if (!healthy.has(host)) {
+          return breaker.execute(Effect.onExit(call, (exit) => remember(host, exit)), { key: host, classify })
+        }
+        return Effect.flatMap(Effect.exit(call), (exit) => {
+          if (classify(exit)._tag !== "Failure") return exit
+          healthy.delete(host)
+          // Recorded as if the breaker had admitted it (the call was made while the circuit was closed).
+          return Effect.flatMap(Effect.exit(breaker.execute(exit, { key: host, classify })), () => exit)
+        })
+      }
 
       const checked = (url: URL) =>
         guard.check(url).pipe(
           Effect.mapError((refused) => new OutboundFailure({ reason: "refused", message: refused.message }))
         )
 
-      /** Reads at most `limit.maxBytes` of the body, then stops reading: fails or keeps what it has, as `limit` says. */
-      const readBody = Effect.fnUntraced(function*(
-        response: HttpClientResponse.HttpClientResponse,
-        host: string,
-        limit: ResponseLimit
-      ) {
-        const tooLarge = new OutboundFailure({
-          reason: "too_large",
-          message: `the response of ${host} exceeds ${limit.maxBytes} bytes (ACTIONS_MAX_RESPONSE_BYTES)`
+      const timedOut = (host: string) =>
+        new OutboundFailure({
+          reason: "timeout",
+          message: `${host} did not answer within ${timeoutMs} ms (ACTIONS_TIMEOUT_MS)`
         })
-        const declared = Number(response.headers["content-length"])
-        if (limit.beyond === "fail" && Number.isFinite(declared) && declared > limit.maxBytes) return yield* tooLarge
-        const chunks: Array<Uint8Array> = []
-        let size = 0
-        let exceeded = false
-        yield* response.stream.pipe(
-          Stream.mapError(fromClientError(host)),
-          Stream.runForEachWhile((chunk) =>
-            Effect.sync(() => {
-              const room = limit.maxBytes - size
-              if (chunk.length > room) {
-                exceeded = true
-                chunks.push(chunk.subarray(0, room))
-                return false
-              }
-              chunks.push(chunk)
-              size += chunk.length
-              return true
-            })
-          )
-        )
-        if (exceeded && limit.beyond === "fail") return yield* tooLarge
-        return Buffer.concat(chunks)
-      })
 
-      /** The request and its same-host redirects; the scope aborts whatever is still open. */
-      const exchange = Effect.fnUntraced(
-        function*(start: URL, input: OutboundRequest, maxRedirects: number, limit: ResponseLimit) {
-          let url = start
-          let method: OutboundMethod = input.method
-          let body = input.body
-          for (let redirects = 0;; redirects++) {
-            let request = HttpClientRequest.make(method)(url, { headers: input.headers ?? {} })
-            if (body !== undefined) {
-              request = "bytes" in body
-                ? HttpClientRequest.bodyUint8Array(request, body.bytes, body.contentType)
-                : HttpClientRequest.bodyText(request, body.text, body.contentType)
-            }
-            const response = yield* client.execute(request).pipe(Effect.mapError(fromClientError(start.host)))
-            const location = response.headers["location"]
-            if (maxRedirects === 0 || !isRedirect(response.status) || location === undefined) {
-              return {
-                status: response.status,
-                contentType: response.headers["content-type"],
-                body: yield* readBody(response, start.host, limit)
-              } satisfies OutboundResponse
-            }
-            if (redirects >= maxRedirects) {
-              return yield* new OutboundFailure({
-                reason: "redirect",
-                message: `${start.host} redirected more than ${maxRedirects} times`
-              })
-            }
-            const next = URL.canParse(location, url.href) ? new URL(location, url) : undefined
-            if (next === undefined || next.host !== start.host) {
-              return yield* new OutboundFailure({
-                reason: "redirect",
-                message: `redirect from ${start.host} to another host refused (${next?.host ?? location})`
-              })
-            }
-            yield* checked(next)
-            // Browsers' rule: 303, and 301/302 after a POST, continue as a GET without a body.
-            if (
-              response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")
-            ) {
-              method = "GET"
-              body = undefined
-            }
-            url = next
+      /** Fails with a timeout at `deadline` (epoch ms). */
+      const within = <A>(effect: Effect.Effect<A, OutboundFailure>, deadline: number, host: string) =>
+        effect.pipe(
+          Effect.timeoutOrElse({
+            duration: Math.max(0, deadline - Date.now()),
+            orElse: () => Effect.fail(timedOut(host))
+          })
+        )
+
+      /**
+       * One request on the agent, failed with a timeout at `deadline`; the
+       * answer's body is read up to `limit` (a redirect to follow is drained
+       * unread). Interrupting it destroys the request and its socket.
+       */
+      const hop = (
+        url: URL,
+        method: OutboundMethod,
+        headers: Record<string, string>,
+        body: Uint8Array | string | undefined,
+        limit: ResponseLimit,
+        deadline: number,
+        follows: (status: number, headers: Http.IncomingHttpHeaders) => boolean
+      ) =>
+        Effect.callback<Hop, OutboundFailure>((resume) => {
+          const host = url.host
+          let request: Http.ClientRequest
+          try {
+            request = (url.protocol === "https:" ? NodeHttps : NodeHttp).request(url, {
+              method,
+              headers,
+              agent: url.protocol === "https:" ? agents.https : agents.http
+            })
+          } catch (error) {
+            // node:http refuses some requests before sending anything (a header value with a line break, ...).
+            return resume(Effect.fail(
+              new OutboundFailure({ reason: "refused", message: `request to ${host} not sent: ${causeMessage(error)}` })
+            ))
           }
+          let done = false
+          const finish = (effect: Effect.Effect<Hop, OutboundFailure>) => {
+            if (done) return
+            done = true
+            clearTimeout(timer)
+            resume(effect)
+          }
+          const fail = (error: OutboundFailure) => {
+            request.destroy()
+            finish(Effect.fail(error))
+          }
+          const timer = setTimeout(() => fail(timedOut(host)), Math.max(0, deadline - Date.now()))
+          request.on("error", (error) => fail(fromNodeError(host, error)))
+          request.on("response", (response) => {
+            const status = response.statusCode ?? 0
+            response.on("error", (error) => fail(fromNodeError(host, error)))
+            response.on("aborted", () => fail(fromNodeError(host, new Error("the response was cut off"))))
+            if (follows(status, response.headers)) {
+              response.on("end", () => finish(Effect.succeed({ status, headers: response.headers, body: empty })))
+              response.resume()
+              return
+            }
+            const tooLarge = () =>
+              new OutboundFailure({
+                reason: "too_large",
+                message: `the response of ${host} exceeds ${limit.maxBytes} bytes (ACTIONS_MAX_RESPONSE_BYTES)`
+              })
+            const declared = Number(response.headers["content-length"])
+            if (limit.beyond === "fail" && Number.isFinite(declared) && declared > limit.maxBytes) {
+              return fail(tooLarge())
+            }
+            const chunks: Array<Buffer> = []
+            let size = 0
+            const answer = () =>
+              finish(Effect.succeed({
+                status,
+                headers: response.headers,
+                body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+              }))
+            response.on("data", (chunk: Buffer) => {
+              const room = limit.maxBytes - size
+              if (chunk.length <= room) {
+                chunks.push(chunk)
+                size += chunk.length
+                return
+              }
+              // Stop reading: the rest is never buffered, and the connection is not reused.
+              if (limit.beyond === "fail") return fail(tooLarge())
+              chunks.push(chunk.subarray(0, room))
+              size += room
+              answer()
+              request.destroy()
+            })
+            response.on("end", answer)
+          })
+          request.end(body)
+          return Effect.sync(() => {
+            done = true
+            clearTimeout(timer)
+            request.destroy()
+          })
+        })
+
+      /** The request and its same-host redirects, all before `deadline`. */
+      const exchange = Effect.fnUntraced(function*(
+        start: URL,
+        input: OutboundRequest,
+        maxRedirects: number,
+        limit: ResponseLimit,
+        deadline: number
+      ) {
+        let url = start
+        let method: OutboundMethod = input.method
+        let body = input.body
+        const follows = (status: number, headers: Http.IncomingHttpHeaders) =>
+          maxRedirects > 0 && isRedirect(status) && headers["location"] !== undefined
+        for (let redirects = 0;; redirects++) {
+          // Names lowercased (HTTP header names are case-insensitive): a tenant's `Content-Type` is replaced, not
+          // doubled; the framing headers are the client's own.
+          const headers: Record<string, string> = {}
+          for (const name in input.headers) {
+            const lower = name.toLowerCase()
+            if (!framingHeaders.has(lower)) headers[lower] = input.headers[name]!
+          }
+          let payload: Uint8Array | string | undefined
+          if (body !== undefined) {
+            payload = "bytes" in body ? body.bytes : body.text
+            headers["content-type"] = body.contentType
+            headers["content-length"] = String(
+              typeof payload === "string" ? Buffer.byteLength(payload) : payload.byteLength
+            )
+          }
+          const answer = yield* hop(url, method, headers, payload, limit, deadline, follows)
+          const location = answer.headers["location"]
+          if (!follows(answer.status, answer.headers) || location === undefined) {
+            return { status: answer.status, contentType: answer.headers["content-type"], body: answer.body }
+          }
+          if (redirects >= maxRedirects) {
+            return yield* new OutboundFailure({
+              reason: "redirect",
+              message: `${start.host} redirected more than ${maxRedirects} times`
+            })
+          }
+          const next = URL.canParse(location, url.href) ? new URL(location, url) : undefined
+          if (next === undefined || next.host !== start.host) {
+            return yield* new OutboundFailure({
+              reason: "redirect",
+              message: `redirect from ${start.host} to another host refused (${next?.host ?? location})`
+            })
+          }
+          yield* within(checked(next), deadline, start.host)
+          // Browsers' rule: 303, and 301/302 after a POST, continue as a GET without a body.
+          if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === "POST")) {
+            method = "GET"
+            body = undefined
+          }
+          url = next
         }
-      )
+      })
 
       const send = (input: OutboundRequest, options?: SendOptions) =>
         Effect.gen(function*() {
@@ -221,18 +354,12 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
             return yield* new OutboundFailure({ reason: "refused", message: `not a valid URL: ${input.url}` })
           }
           const url = new URL(input.url)
-          const timedOut = () =>
-            new OutboundFailure({
-              reason: "timeout",
-              message: `${url.host} did not answer within ${config.actionsTimeoutMs} ms (ACTIONS_TIMEOUT_MS)`
-            })
-          yield* checked(url).pipe(Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut()) }))
+          const deadline = Date.now() + timeoutMs
+          // Resolving a name can hang: bounded by the deadline. With internal targets allowed, nothing is resolved.
+          yield* guard.allowPrivateNetworks ? checked(url) : within(checked(url), deadline, url.host)
           const limit = options?.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
-          const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit).pipe(
-            Effect.scoped,
-            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(timedOut()) })
-          )
-          return yield* breaker.execute(call, { key: url.host, classify }).pipe(
+          const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit, deadline)
+          return yield* underBreaker(call, url.host).pipe(
             Effect.catchTag("CircuitBreakerError", (error) =>
               Effect.fail(
                 new OutboundFailure({
@@ -243,12 +370,14 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
                 })
               ))
           )
-        }).pipe(
-          // Trace headers stay inside the platform; tenants' systems get none.
-          Effect.provideService(HttpClient.TracerPropagationEnabled, false)
-        )
+        })
 
       return OutboundHttp.of({ send })
     })
   ).pipe(Layer.provide(OutboundGuard.layer))
 }
+
+const empty = new Uint8Array(0)
+
+/** Headers that frame the message: set by the client from the body, never taken from the caller. */
+const framingHeaders = new Set(["host", "content-length", "transfer-encoding", "connection"])

@@ -160,24 +160,38 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
         }
       ) =>
         sql<ClaimedDelivery>`
-          WITH busy AS (
-            SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE status = 'delivering' AND locked_until > now()
+          WITH RECURSIVE open_subscriptions AS (
+            -- The subscriptions with open deliveries, one index probe each (a loose index scan).
+            (SELECT subscription_id FROM webhook_deliveries WHERE status IN ('pending', 'delivering')
+             ORDER BY subscription_id LIMIT 1)
+            UNION ALL
+            SELECT (SELECT d.subscription_id FROM webhook_deliveries d
+                    WHERE d.status IN ('pending', 'delivering') AND d.subscription_id > o.subscription_id
+                    ORDER BY d.subscription_id LIMIT 1)
+            FROM open_subscriptions o WHERE o.subscription_id IS NOT NULL
           ),
-          ranked AS (
-            SELECT d.id, d.seq, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.seq) AS place
-            FROM webhook_deliveries d
-            JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.is_active
-            WHERE ((d.status = 'pending' AND d.next_attempt_at <= now())
-               OR (d.status = 'delivering' AND d.locked_until <= now()))
-              AND d.subscription_id NOT IN (SELECT subscription_id FROM busy)
+          candidates AS (
+            -- Of each active subscription none of whose deliveries is leased, its oldest due ones.
+            SELECT c.id, c.seq
+            FROM open_subscriptions o
+            JOIN webhook_subscriptions s ON s.id = o.subscription_id AND s.is_active
+            CROSS JOIN LATERAL (
+              SELECT d.id, d.seq FROM webhook_deliveries d
+              WHERE d.subscription_id = o.subscription_id AND d.status IN ('pending', 'delivering')
+                AND ((d.status = 'pending' AND d.next_attempt_at <= now())
+                  OR (d.status = 'delivering' AND d.locked_until <= now()))
+              ORDER BY d.seq LIMIT ${options.perSubscription ?? 2_147_483_647}::int
+            ) c
+            WHERE NOT EXISTS (
+              SELECT 1 FROM webhook_deliveries b
+              WHERE b.subscription_id = o.subscription_id AND b.status = 'delivering' AND b.locked_until > now()
+            )
+            ORDER BY c.seq LIMIT ${options.limit}
           ),
           due AS (
+            -- An array of ids: looked up by primary key, never a scan of the whole table (delivered history included).
             SELECT d.id FROM webhook_deliveries d
-            WHERE d.id IN (
-              SELECT id FROM ranked WHERE place <= ${
-          options.perSubscription ?? 2_147_483_647
-        }::int ORDER BY seq LIMIT ${options.limit}
-            )
+            WHERE d.id = ANY (ARRAY(SELECT id FROM candidates))
               -- Checked again on the row as locked: a concurrent claim that committed first has made it not due.
               AND ((d.status = 'pending' AND d.next_attempt_at <= now()) OR (d.status = 'delivering' AND d.locked_until <= now()))
             FOR UPDATE SKIP LOCKED

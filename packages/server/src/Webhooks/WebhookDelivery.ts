@@ -23,7 +23,7 @@
  * again — nothing is lost. Keep the visibility timeout well above
  * `ACTIONS_TIMEOUT_MS`, or a slow call may be sent twice.
  */
-import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { OutboundHttp } from "../Actions/OutboundHttp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
@@ -63,7 +63,7 @@ const defaults = {
   concurrency: 64,
   perSubscription: 8,
   visibilityTimeout: Duration.seconds(60),
-  lanes: 2
+  lanes: 4
 }
 
 /** No retry waits longer than this, whatever the configuration. */
@@ -91,16 +91,20 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const http = yield* OutboundHttp
       const subscriptions = yield* WebhookSubscriptions
 
-      /** One signed POST; every way it can end is an Outcome (only interruption escapes). */
-      const attempt = (claim: ClaimedDelivery) =>
-        Effect.gen(function*() {
-          const startedAt = yield* Clock.currentTimeMillis
-          const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null) =>
-            Effect.map(Clock.currentTimeMillis, (now): Attempted => ({
-              kind,
-              attempt: { startedAt: new Date(startedAt), durationMs: Math.max(0, now - startedAt), statusCode, error }
-            }))
-          const timestamp = Math.floor(startedAt / 1000)
+      /** One signed POST with the subscription's secrets; every way it can end is an Outcome (only interruption escapes). */
+      const attempt = (claim: ClaimedDelivery, secrets: Result.Result<ReadonlyArray<string>, string>) =>
+        Effect.suspend(() => {
+          const startedAt = Date.now()
+          const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null): Attempted => ({
+            kind,
+            attempt: {
+              startedAt: new Date(startedAt),
+              durationMs: Math.max(0, Date.now() - startedAt),
+              statusCode,
+              error
+            }
+          })
+          if (Result.isFailure(secrets)) return Effect.succeed(finish("failed", null, secrets.failure))
           const { payload } = claim
           const body = JSON.stringify({
             id: payload.id,
@@ -109,30 +113,45 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             tenant_id: payload.tenant_id,
             data: payload.data
           })
-          const secrets = yield* Effect.result(subscriptions.signingSecrets(claim))
-          if (Result.isFailure(secrets)) {
-            return yield* finish("failed", null, `signing secret: ${secrets.failure.message}`)
-          }
           const headers = deliveryHeaders({
             id: claim.id,
             event: claim.event,
-            timestamp,
+            timestamp: Math.floor(startedAt / 1000),
             body,
             secrets: secrets.success
           })
-          const answer = yield* Effect.result(http.send(
+          return http.send(
             { method: "POST", url: claim.url, headers, body: { contentType: "application/json", text: body } },
             // Receivers' bodies only feed the log's error excerpt: read a little, never fail on size.
             { maxRedirects: 0, responseLimit: { maxBytes: 1024, beyond: "truncate" } }
-          ))
-          if (Result.isFailure(answer)) {
-            return yield* finish("failed", null, answer.failure.message)
+          ).pipe(
+            Effect.match({
+              onFailure: (failure) => finish("failed", null, failure.message),
+              onSuccess: ({ body, status }) => {
+                if (status >= 200 && status < 300) return finish("delivered", status, null)
+                const detail = excerpt(body)
+                const error = `receiver answered HTTP ${status}${detail.length > 0 ? `: ${detail}` : ""}`
+                return finish(status === 410 ? "gone" : "failed", status, error)
+              }
+            })
+          )
+        })
+
+      /** Each subscription's signing secrets, decrypted once per cycle (a failure is recorded on its deliveries). */
+      const secretsOf = (claims: ReadonlyArray<ClaimedDelivery>) =>
+        Effect.gen(function*() {
+          const secrets = new Map<string, Result.Result<ReadonlyArray<string>, string>>()
+          for (const claim of claims) {
+            if (secrets.has(claim.subscription_id)) continue
+            const resolved = yield* Effect.result(subscriptions.signingSecrets(claim))
+            secrets.set(
+              claim.subscription_id,
+              Result.isFailure(resolved)
+                ? Result.fail(`signing secret: ${resolved.failure.message}`)
+                : Result.succeed(resolved.success)
+            )
           }
-          const { status } = answer.success
-          if (status >= 200 && status < 300) return yield* finish("delivered", status, null)
-          const detail = excerpt(answer.success.body)
-          const error = `receiver answered HTTP ${status}${detail.length > 0 ? `: ${detail}` : ""}`
-          return yield* finish(status === 410 ? "gone" : "failed", status, error)
+          return secrets
         })
 
       /** The outcome to record for an attempt: when a failure is retried, or that it is dead-lettered. */
@@ -155,74 +174,93 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           ? "retrying"
           : "deadLettered"
 
+      /** Gives a lease back untouched; a failure leaves it to expire (retried later, not lost). */
+      const release = (claim: ClaimedDelivery) =>
+        repo.release(claim).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning(`webhook delivery ${claim.id}: could not give the lease back`, cause)
+          )
+        )
+
+      // The claim is not interruptible: a claim that committed is always sent or given back, never left leased
+      // by a worker that is stopping (with several lanes polling, one is often mid-claim when the worker stops).
       const deliverDue = (options: DeliveryOptions = {}) =>
-        Effect.gen(function*() {
-          const claims = yield* repo.claimDue({
-            limit: options.batchSize ?? defaults.batchSize,
-            visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
-            perSubscription: options.perSubscription ?? defaults.perSubscription
-          })
-          const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
-          if (claims.length === 0) return counts satisfies DeliveryBatch
-          const returned = yield* Queue.unbounded<Outcome>()
+        Effect.uninterruptibleMask((restoreCycle) =>
+          Effect.gen(function*() {
+            const claims = yield* repo.claimDue({
+              limit: options.batchSize ?? defaults.batchSize,
+              visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
+              perSubscription: options.perSubscription ?? defaults.perSubscription
+            })
+            const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
+            if (claims.length === 0) return counts satisfies DeliveryBatch
+            const secrets = yield* secretsOf(claims)
+            const returned = yield* Queue.unbounded<Outcome>()
 
-          /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
-          const write = (outcomes: ReadonlyArray<Outcome>) =>
-            repo.recordOutcomes(outcomes).pipe(
-              Effect.tap(() =>
-                Effect.sync(() => {
-                  for (const outcome of outcomes) counts[countAs(outcome)]++
-                })
-              ),
-              Effect.catchCause((cause) =>
-                Effect.logWarning(
-                  `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
-                  cause
-                ).pipe(
-                  Effect.tap(() => Effect.sync(() => (counts.released += outcomes.length)))
-                )
-              )
-            )
-          // Waits (interruptibly) for one outcome, then writes it with everything else that has returned meanwhile.
-          const recordReturned = Effect.gen(function*() {
-            const first = yield* Queue.take(returned)
-            yield* Effect.uninterruptible(Effect.flatMap(Queue.clear(returned), (rest) => write([first, ...rest])))
-          }).pipe(Effect.forever)
-
-          /**
-           * The call may be interrupted; what follows it may not: its outcome
-           * is queued for recording once the call returned, or the lease is
-           * given back when the call was cut short.
-           */
-          const deliverOne = (claim: ClaimedDelivery) =>
-            Effect.uninterruptibleMask((restore) =>
-              Effect.gen(function*() {
-                const exit = yield* Effect.exit(restore(attempt(claim)))
-                if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
-                counts.released++
-                yield* repo.release(claim).pipe(
-                  Effect.catchCause((cause) =>
-                    Effect.logWarning(`webhook delivery ${claim.id}: could not give the lease back`, cause)
+            /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
+            const write = (outcomes: ReadonlyArray<Outcome>) =>
+              repo.recordOutcomes(outcomes).pipe(
+                Effect.tap(() =>
+                  Effect.sync(() => {
+                    for (const outcome of outcomes) counts[countAs(outcome)]++
+                  })
+                ),
+                Effect.catchCause((cause) =>
+                  Effect.logWarning(
+                    `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
+                    cause
+                  ).pipe(
+                    Effect.tap(() => Effect.sync(() => (counts.released += outcomes.length)))
                   )
                 )
-              })
-            )
+              )
+            // Waits (interruptibly) for one outcome, then writes it with everything else that has returned meanwhile.
+            const recordReturned = Effect.gen(function*() {
+              const first = yield* Queue.take(returned)
+              yield* Effect.uninterruptible(Effect.flatMap(Queue.clear(returned), (rest) => write([first, ...rest])))
+            }).pipe(Effect.forever)
 
-          const recorder = yield* Effect.forkChild(recordReturned)
-          yield* Effect.forEach(claims, deliverOne, {
-            concurrency: options.concurrency ?? defaults.concurrency,
-            discard: true
-          }).pipe(
-            // However the sends end, every outcome that returned is written before the cycle does.
-            Effect.onExit(() =>
-              Fiber.interrupt(recorder).pipe(
-                Effect.andThen(Queue.clear(returned)),
-                Effect.flatMap((rest) => (rest.length === 0 ? Effect.void : write(rest)))
+            /**
+             * The call may be interrupted; what follows it may not: its outcome
+             * is queued for recording once the call returned, or the lease is
+             * given back when the call was cut short.
+             */
+            /** Claims whose attempt has begun; the others are given back if the cycle is stopped first. */
+            const started = new Set<string>()
+            const deliverOne = (claim: ClaimedDelivery) =>
+              Effect.uninterruptibleMask((restore) =>
+                Effect.gen(function*() {
+                  started.add(claim.id)
+                  const exit = yield* Effect.exit(restore(attempt(claim, secrets.get(claim.subscription_id)!)))
+                  if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
+                  counts.released++
+                  yield* release(claim)
+                })
+              )
+
+            // Interruptible inside, whatever the fiber it is forked from.
+            const recorder = yield* Effect.forkChild(restoreCycle(recordReturned))
+            yield* restoreCycle(Effect.forEach(claims, deliverOne, {
+              concurrency: options.concurrency ?? defaults.concurrency,
+              discard: true
+            })).pipe(
+              // However the sends end, every outcome that returned is written before the cycle does, and every
+              // claim not attempted is given back.
+              Effect.onExit(() =>
+                Fiber.interrupt(recorder).pipe(
+                  Effect.andThen(Queue.clear(returned)),
+                  Effect.flatMap((rest) => (rest.length === 0 ? Effect.void : write(rest))),
+                  Effect.andThen(Effect.suspend(() => {
+                    const unstarted = claims.filter((claim) => !started.has(claim.id))
+                    counts.released += unstarted.length
+                    return Effect.forEach(unstarted, release, { discard: true })
+                  }))
+                )
               )
             )
-          )
-          return counts satisfies DeliveryBatch
-        })
+            return counts satisfies DeliveryBatch
+          })
+        )
 
       return WebhookDelivery.of({ deliverDue })
     })
@@ -232,7 +270,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
 export interface WorkerOptions extends DeliveryOptions {
   /** The pause between cycles once the queue is drained; default 1 s. */
   readonly pollInterval?: Duration.Input | undefined
-  /** Cycles run side by side; default 2. */
+  /** Cycles run side by side; default 4. */
   readonly lanes?: number | undefined
 }
 

@@ -18,6 +18,7 @@ import webhookSecretRotation from "./0010_webhook_secret_rotation.ts"
 import vapidKeys from "./0012_vapid_keys.ts"
 import cronRuns from "./0013_cron_runs.ts"
 import agentListCache from "./0014_agent_list_cache.ts"
+import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -32,5 +33,6 @@ export const migrations = Migrator.fromRecord({
   "0010_webhook_secret_rotation": webhookSecretRotation,
   "0012_vapid_keys": vapidKeys,
   "0013_cron_runs": cronRuns,
-  "0014_agent_list_cache": agentListCache
+  "0014_agent_list_cache": agentListCache,
+  "0016_webhook_claim_indexes": webhookClaimIndexes
 })
