@@ -30,7 +30,6 @@ import { ModelNames } from "../Ai/ModelNames.ts"
 import { DatabaseMode } from "../Platform/Database.ts"
 import { chunkText, normalizeDocument, summarize, UnprocessableDocument } from "./Chunking.ts"
 import { type ClaimedFile, type FileChunk, KnowledgeRepo } from "./KnowledgeRepo.ts"
-import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface IngestionOptions {
   /** Files claimed per batch. */
@@ -62,10 +61,10 @@ export interface IngestionReport {
 const embedBatchSize = 64
 /**
  * Chunks per INSERT. The embedded database runs each statement on the event
- * loop, and a chunk costs it milliseconds (the vector, full-text and trigram
- * indexes): a few per statement keep every request's wait short.
+ * loop; without per-chunk search indexes there (migration 0011) a chunk costs
+ * it well under a millisecond, so a statement of 16 keeps every request's wait short.
  */
-const writeBatchSize = { postgres: 200, embedded: 4 } as const
+const writeBatchSize = { postgres: 200, embedded: 16 } as const
 /** Characters of a document chunked in one go. */
 export const sectionSize = 32 * 1024
 
@@ -117,7 +116,6 @@ export class IngestionQueue extends Context.Service<IngestionQueue, {
 const make = Effect.fnUntraced(function*(options: IngestionOptions) {
   const repo = yield* KnowledgeRepo
   const embedder = yield* EmbeddingModel.EmbeddingModel
-  const capabilities = yield* SearchCapabilities
   const model = (yield* ModelNames).embeddingModel
   const lease = Duration.fromInputUnsafe(options.lease)
   const heartbeat = Duration.divideUnsafe(lease, 3)
@@ -238,7 +236,6 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
             )
           )
         } else {
-          yield* capabilities.ensureVectorIndex(result.vectors[0].length)
           storable.push({
             file,
             summary,

@@ -50,9 +50,16 @@ const fileColumns =
   `id, tenant_id, agent_id, filename, content_summary, status, error, size_bytes, chunk_count, attempts,
   uploaded_at, processed_at`
 
-const number = (x: number) => (Number.isFinite(x) ? x.toPrecision(7) : "0")
-const realArray = (vector: ReadonlyArray<number>) => `{${vector.map(number).join(",")}}`
-const vectorText = (vector: ReadonlyArray<number>) => `[${vector.map(number).join(",")}]`
+/** A vector's elements as SQL text: most of a hashed embedding is zeros, written without `toPrecision`. */
+const elements = (vector: ReadonlyArray<number>) => {
+  let text = ""
+  for (let i = 0; i < vector.length; i++) {
+    const x = vector[i]
+    text += i === 0 ? "" : ","
+    text += x === 0 || !Number.isFinite(x) ? "0" : x.toPrecision(7)
+  }
+  return text
+}
 
 export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
   readonly agentExists: (tenantId: string, agentId: string) => Effect.Effect<boolean, SqlError>
@@ -118,7 +125,8 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const attempts = chunks.map((chunk) => chunk.file.attempts)
         const ordinals = chunks.map((chunk) => chunk.ordinal)
         const contents = chunks.map((chunk) => chunk.content)
-        const embeddings = chunks.map((chunk) => realArray(chunk.embedding))
+        const texts = chunks.map((chunk) => elements(chunk.embedding))
+        const embeddings = texts.map((text) => `{${text}}`)
         const dims = chunks.map((chunk) => chunk.embedding.length)
         // Only the attempt holding the file writes.
         const owned = sql`EXISTS (
@@ -131,7 +139,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                      c.vector::vector
               FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
                           ${contents}::text[], ${embeddings}::text[], ${dims}::int[],
-                          ${chunks.map((chunk) => vectorText(chunk.embedding))}::text[])
+                          ${texts.map((text) => `[${text}]`)}::text[])
                 AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims, vector)
               WHERE ${owned}
               ON CONFLICT (file_id, ordinal) DO UPDATE

@@ -4,7 +4,7 @@
  * `ready` files embedded by the current embedding model.
  *
  * Two strategies, chosen by what the database offers (SearchCapabilities):
- * - `pgvector`: nearest neighbours by cosine distance on the HNSW index;
+ * - `pgvector`: nearest neighbours by exact cosine distance over the agents' chunks;
  * - `lexical`: full-text candidates (`tsvector`, prefix-matched stems) and
  *   trigram candidates (pg_trgm word similarity, for typos), re-ranked by the
  *   cosine of their stored `real[]` embeddings — PostgreSQL 15 without pgvector.
@@ -104,22 +104,19 @@ export class Retrieval extends Context.Service<Retrieval, {
         vector: ReadonlyArray<number>,
         limit: number
       ) => {
-        // The dimension is part of the indexed expression, so it is written into the statement.
+        // The dimension is the vectors' type, so it is written into the statement.
         const dims = sql.literal(String(vector.length))
         const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
-        return sql.withTransaction(Effect.gen(function*() {
-          // Filtered HNSW scans keep looking until `limit` rows pass the tenant and agent filter.
-          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-          return yield* sql<CandidateRow & { distance: number }>`
-            SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding,
-                   (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
-            FROM knowledge_chunks c
-            JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
-            WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
-              AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
-            ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
-            LIMIT ${limit}`
-        })).pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
+        // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones.
+        return sql<CandidateRow & { distance: number }>`
+          SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding,
+                 (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
+          FROM knowledge_chunks c
+          JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
+          WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
+            AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
+          ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
+          LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
       }
 
       const byWords = (

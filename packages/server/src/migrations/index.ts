@@ -15,6 +15,7 @@ import rooms from "./0007_rooms.ts"
 import scim from "./0008_scim.ts"
 import compliance from "./0009_compliance.ts"
 import webhookSecretRotation from "./0010_webhook_secret_rotation.ts"
+import knowledgeWritePath from "./0011_knowledge_write_path.ts"
 import vapidKeys from "./0012_vapid_keys.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -28,5 +29,6 @@ export const migrations = Migrator.fromRecord({
   "0008_scim": scim,
   "0009_compliance": compliance,
   "0010_webhook_secret_rotation": webhookSecretRotation,
+  "0011_knowledge_write_path": knowledgeWritePath,
   "0012_vapid_keys": vapidKeys
 })
