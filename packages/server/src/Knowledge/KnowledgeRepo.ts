@@ -126,21 +126,21 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const ordinals = chunks.map((chunk) => chunk.ordinal)
         const contents = chunks.map((chunk) => chunk.content)
         const texts = chunks.map((chunk) => elements(chunk.embedding))
-        const embeddings = texts.map((text) => `{${text}}`)
         const dims = chunks.map((chunk) => chunk.embedding.length)
         // Only the attempt holding the file writes.
         const owned = sql`EXISTS (
           SELECT 1 FROM knowledge_files f WHERE f.id = c.file_id AND f.status = 'processing' AND f.attempts = c.attempt)`
+        // With pgvector the vector column is what search reads: the `real[]` copy (for the lexical strategy's
+        // re-ranking) is left empty, as parsing and storing 512 more numbers per chunk is a third of the write.
         return (capabilities.pgvector
           ? sql`
               INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
                                             embedding_dims, embedding_vector)
-              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims,
+              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, '{}'::real[], ${model}, c.dims,
                      c.vector::vector
               FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[],
-                          ${texts.map((text) => `[${text}]`)}::text[])
-                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims, vector)
+                          ${contents}::text[], ${dims}::int[], ${texts.map((text) => `[${text}]`)}::text[])
+                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, vector)
               WHERE ${owned}
               ON CONFLICT (file_id, ordinal) DO UPDATE
               SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
@@ -150,7 +150,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                                             embedding_dims)
               SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims
               FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[])
+                          ${contents}::text[], ${texts.map((text) => `{${text}}`)}::text[], ${dims}::int[])
                 AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims)
               WHERE ${owned}
               ON CONFLICT (file_id, ordinal) DO UPDATE

@@ -88,7 +88,7 @@ export class Retrieval extends Context.Service<Retrieval, {
       const capabilities = yield* SearchCapabilities
       const model = (yield* ModelNames).embeddingModel
 
-      const toChunk = (row: CandidateRow, score: number): RetrievedChunk => ({
+      const toChunk = (row: Omit<CandidateRow, "embedding">, score: number): RetrievedChunk => ({
         chunkId: row.id,
         fileId: row.file_id,
         agentId: row.agent_id,
@@ -108,15 +108,18 @@ export class Retrieval extends Context.Service<Retrieval, {
         const dims = sql.literal(String(vector.length))
         const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
         // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones.
-        return sql<CandidateRow & { distance: number }>`
-          SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding,
+        return sql<Omit<CandidateRow, "embedding"> & { distance: number }>`
+          SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content,
                  (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
           FROM knowledge_chunks c
           JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
           WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
             AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
           ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
-          LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
+          LIMIT ${limit}`.pipe(
+          // Cosine distance is 1 - cosine similarity (NaN for a chunk without topic words: similarity 0).
+          Effect.map((rows) => rows.map((row) => toChunk(row, Number.isFinite(row.distance) ? 1 - row.distance : 0)))
+        )
       }
 
       const byWords = (
