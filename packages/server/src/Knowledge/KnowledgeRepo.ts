@@ -62,7 +62,7 @@ const elements = (vector: ReadonlyArray<number>) => {
 }
 
 export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
-  readonly agentExists: (tenantId: string, agentId: string) => Effect.Effect<boolean, SqlError>
+  /** Queues a file for an agent of the tenant; `undefined` (nothing written) when there is no such agent. */
   readonly insertFile: (file: {
     readonly tenantId: string
     readonly agentId: string
@@ -70,7 +70,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
     readonly content: string
     readonly contentProblem: string | null
     readonly sizeBytes: number
-  }) => Effect.Effect<FileRow, SqlError>
+  }) => Effect.Effect<FileRow | undefined, SqlError>
   readonly listFiles: (tenantId: string, agentId: string | undefined) => Effect.Effect<ReadonlyArray<FileRow>, SqlError>
   readonly findFile: (tenantId: string, fileId: string) => Effect.Effect<FileRow | undefined, SqlError>
   /** Deletes a file and (by cascade) its chunks; false when it is not the tenant's. */
@@ -191,18 +191,14 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
       }
 
       return KnowledgeRepo.of({
-        agentExists: (tenantId, agentId) =>
-          Effect.map(
-            sql<{ found: boolean }>`
-              SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${tenantId} AND id = ${agentId}) AS found`,
-            (rows) => rows[0]?.found === true
-          ),
+        // One statement: the agent check and the insert (an ingest is on the hot path of the embedded database).
         insertFile: (file) =>
           Effect.map(
             sql<FileRow>`
               INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_problem, size_bytes)
-              VALUES (${file.tenantId}, ${file.agentId}, ${file.filename}, ${file.content}, ${file.contentProblem},
-                      ${file.sizeBytes})
+              SELECT ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.filename}::text, ${file.content}::text,
+                     ${file.contentProblem}::text, ${file.sizeBytes}::int
+              WHERE EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${file.tenantId} AND id = ${file.agentId})
               RETURNING ${columns}`,
             (rows) => rows[0]
           ),
