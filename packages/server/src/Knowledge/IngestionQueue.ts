@@ -72,6 +72,17 @@ export const sectionSize = 32 * 1024
 const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /**
+ * Where the section that starts a longer text ends in `window` (its first
+ * `sectionSize` characters): after the last paragraph break (a blank line), or
+ * line break, in its second half, or at its end.
+ */
+const sectionCut = (window: string): number => {
+  const paragraph = window.lastIndexOf("\n\n")
+  const line = window.lastIndexOf("\n")
+  return paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : window.length
+}
+
+/**
  * The document cut into sections of about `sectionSize` characters at
  * paragraph breaks (a blank line), or at line breaks, or anywhere when a
  * paragraph is longer; a document up to `sectionSize` is one section.
@@ -80,16 +91,26 @@ export const sectionsOf = (content: string): Array<string> => {
   const sections: Array<string> = []
   let from = 0
   while (content.length - from > sectionSize) {
-    const window = content.slice(from, from + sectionSize)
-    const paragraph = window.lastIndexOf("\n\n")
-    const line = window.lastIndexOf("\n")
-    const cut = paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : sectionSize
+    const cut = sectionCut(content.slice(from, from + sectionSize))
     sections.push(content.slice(from, from + cut))
     from += cut
   }
   sections.push(content.slice(from))
   return sections
 }
+
+/** Code points of a string (what PostgreSQL's `substr` counts). */
+const codePoints = (text: string): number => {
+  let count = 0
+  for (let i = 0; i < text.length; i++, count++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++ // a surrogate pair is one character
+  }
+  return count
+}
+
+/** Bytes of a file's text claimed with it; a longer text is read a section at a time. */
+const inlineContentBytes = sectionSize
 
 /** A file's text prepared for embedding: its summary and chunks, or why it cannot be processed. */
 type Prepared =
@@ -128,7 +149,7 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       : Effect.as(repo.retryLater(file, reason, options.retryDelay(file.attempts)), "retried" as const)
 
   /** Normalizes and chunks a file section by section, yielding between sections. */
-  const prepare = (file: ClaimedFile): Effect.Effect<Prepared> =>
+  const prepare = (file: ClaimedFile): Effect.Effect<Prepared, SqlError> =>
     Effect.gen(function*() {
       if (file.attempts > options.maxAttempts) {
         return {
@@ -141,7 +162,29 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       const chunks: Array<string> = []
       let summary: string | undefined
       let problem: string | undefined
-      for (const section of sectionsOf(file.content)) {
+      const inline = file.content === null ? undefined : sectionsOf(file.content)
+      // A long text: read from the database one section (and one character more, to know if it ends) at a time.
+      let from = 0
+      let index = 0
+      for (;;) {
+        let section: string
+        if (inline !== undefined) {
+          if (index >= inline.length) break
+          section = inline[index++]
+        } else {
+          if (from < 0) break
+          // `sectionSize + 1` characters are at least as many UTF-16 units: more than `sectionSize` units
+          // means the text goes on, and the section is cut as `sectionsOf` cuts the whole text.
+          const window = yield* repo.readContent(file.id, from, sectionSize + 1)
+          if (window.length > sectionSize) {
+            const head = window.slice(0, sectionSize)
+            section = head.slice(0, sectionCut(head))
+            from += codePoints(section)
+          } else {
+            section = window
+            from = -1
+          }
+        }
         try {
           const text = normalizeDocument(section)
           summary ??= summarize(text)
@@ -266,7 +309,7 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       }
       requeued = true
     }
-    const claimed = yield* repo.claimDue(options.batchSize, lease)
+    const claimed = yield* repo.claimDue(options.batchSize, lease, inlineContentBytes)
     const report = { claimed: claimed.length, ready: 0, failed: 0, retried: 0 }
     if (claimed.length === 0) return report satisfies IngestionReport
     const renew = repo.extendLeases(claimed, lease).pipe(

@@ -29,7 +29,11 @@ export interface ClaimedFile {
   readonly tenant_id: string
   readonly agent_id: string
   readonly filename: string
-  readonly content: string
+  /**
+   * The text, when it is at most `inlineContentBytes`; a longer one is read
+   * section by section (`readContent`), so no statement moves megabytes.
+   */
+  readonly content: string | null
   /** Why the upload cannot be processed, when ingest already knew (binary content). */
   readonly content_problem: string | null
   readonly attempts: number
@@ -80,7 +84,17 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
    * come and processing ones whose lease expired (a worker died) — marking
    * them processing under a lease of `lease`, with `attempts` incremented.
    */
-  readonly claimDue: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<ClaimedFile>, SqlError>
+  readonly claimDue: (
+    limit: number,
+    lease: Duration.Duration,
+    inlineContentBytes: number
+  ) => Effect.Effect<ReadonlyArray<ClaimedFile>, SqlError>
+  /**
+   * Up to `length` characters (code points) of a file's text from character
+   * `from` (0-based): a slice read without the rest (the column is stored
+   * uncompressed out of line, migration 0011).
+   */
+  readonly readContent: (fileId: string, from: number, length: number) => Effect.Effect<string, SqlError>
   /** Puts ready files embedded by another model back in the queue (the embedding model changed). */
   readonly requeueOtherModels: (model: string) => Effect.Effect<number, SqlError>
   /** Pushes the lease of files still being processed by these attempts `lease` into the future (the heartbeat). */
@@ -220,7 +234,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
             sql`DELETE FROM knowledge_files WHERE tenant_id = ${tenantId} AND id = ${fileId} RETURNING id`,
             (rows) => rows.length > 0
           ),
-        claimDue: (limit, lease) =>
+        claimDue: (limit, lease, inlineContentBytes) =>
           sql<ClaimedFile>`
             UPDATE knowledge_files AS f
             SET status = 'processing', attempts = f.attempts + 1,
@@ -234,7 +248,15 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
               FOR UPDATE SKIP LOCKED
             ) AS due
             WHERE f.id = due.id
-            RETURNING f.id, f.tenant_id, f.agent_id, f.filename, f.content, f.content_problem, f.attempts`,
+            RETURNING f.id, f.tenant_id, f.agent_id, f.filename,
+                      CASE WHEN octet_length(f.content) <= ${inlineContentBytes} THEN f.content END AS content,
+                      f.content_problem, f.attempts`,
+        readContent: (fileId, from, length) =>
+          Effect.map(
+            sql<{ part: string | null }>`
+              SELECT substr(content, ${from + 1}, ${length}) AS part FROM knowledge_files WHERE id = ${fileId}`,
+            (rows) => rows[0]?.part ?? ""
+          ),
         requeueOtherModels: (model) =>
           Effect.map(
             sql`

@@ -10,12 +10,18 @@
  * only approximated them.
  *
  * PostgreSQL without pgvector keeps everything: its lexical search needs them.
+ *
+ * On both, an uploaded text is stored uncompressed out of line, so the worker
+ * reads a large one a section at a time (`substr` then reads only those
+ * pages) instead of decompressing megabytes in one statement — on the
+ * embedded database, on the thread that serves requests.
  */
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE knowledge_files ALTER COLUMN content SET STORAGE EXTERNAL`
   const [row] = yield* sql<{ pgvector: boolean }>`
     SELECT EXISTS (
       SELECT 1 FROM information_schema.columns
