@@ -104,18 +104,18 @@ export class Retrieval extends Context.Service<Retrieval, {
         vector: ReadonlyArray<number>,
         limit: number
       ) => {
-        // The dimension is the vectors' type, so it is written into the statement.
-        const dims = sql.literal(String(vector.length))
         const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
-        // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones.
+        // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones. The distance is
+        // not the expression of the HNSW indexes a database migrated before 0011 may still have (`::vector(n)`), so
+        // the planner never answers from an approximate index scan.
         return sql<Omit<CandidateRow, "embedding"> & { distance: number }>`
           SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content,
-                 (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
+                 c.embedding_vector <=> ${query}::vector AS distance
           FROM knowledge_chunks c
           JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
           WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
-            AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
-          ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
+            AND c.embedding_dims = ${vector.length} AND c.embedding_model = ${model}
+          ORDER BY distance
           LIMIT ${limit}`.pipe(
           // Cosine distance is 1 - cosine similarity (NaN for a chunk without topic words: similarity 0).
           Effect.map((rows) => rows.map((row) => toChunk(row, Number.isFinite(row.distance) ? 1 - row.distance : 0)))
