@@ -13,18 +13,26 @@
  * same concurrency, through the same driver) into a table of the same
  * database engine, measured in the same run.
  *
+ * BENCH_PROFILE=1 runs the service under `node --cpu-prof` and prints its
+ * self time per package and function.
+ *
  *   pnpm bench:ingest          (BENCH_DOCUMENTS=200, BENCH_CONCURRENCY=8)
  */
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
 import { benchAdmin, report, startService } from "./Harness.ts"
+import { format, summarize } from "./ProfileSummary.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 200)
+/** BENCH_PROFILE=1: the service runs under `--cpu-prof`; its self time per package and function is printed. */
+const profileDir = process.env.BENCH_PROFILE === "1"
+  ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  : undefined
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const documentBytes = 4096
 const sessionSecret = "bench-ingest-session-secret-0123456789abcdef"
@@ -119,11 +127,15 @@ try {
   // -------------------------------------------------------------------------
   // The platform.
 
+  const redisUrl = process.env.BENCH_REDIS_URL || undefined
   const service = await startService({
     ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
+    ...(databaseUrl !== undefined && redisUrl !== undefined
+      ? { REDIS_URL: redisUrl, REDIS_PREFIX: `bench-ingest-${process.pid}:` }
+      : {}),
     BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
     SESSION_SECRET: sessionSecret
-  })
+  }, { nodeArgs: profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] })
   let responsiveness: {
     readonly idle: ReadonlyArray<number>
     readonly busy: ReadonlyArray<number>
@@ -277,6 +289,19 @@ try {
     "  of which posting them all (201 pending)",
     `${(platform.postedMs / 1000).toFixed(1)} s  (${(documents / (platform.postedMs / 1000)).toFixed(0)} requests/s)`
   )
+  // When posting is the bottleneck the worker keeps up with it: the queue drains soon after the last POST.
+  report(
+    "  the last document ready after the last POST",
+    `${((platform.readyMs - platform.postedMs) / 1000).toFixed(1)} s  (the bench polls every 200 ms)`
+  )
+  if (profileDir !== undefined) {
+    const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
+    if (file !== undefined) {
+      console.log(`\nCPU profile of the service (start-up, ${documents} documents and the 2 MiB one):`)
+      console.log(format(summarize(join(profileDir, file)), { top: 30 }))
+    }
+    rmSync(profileDir, { recursive: true, force: true })
+  }
 } finally {
   if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
   rmSync(dataDir, { recursive: true, force: true })

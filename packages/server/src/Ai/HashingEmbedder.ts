@@ -6,6 +6,11 @@
  * of two vectors is their cosine similarity. Deterministic, no model file, and
  * good at what retrieval over a tenant's own documents needs most: shared
  * vocabulary, with word order counting a little through the pairs.
+ *
+ * Fast, as ingestion embeds every chunk: each word's stem and hashes are
+ * memoized, ASCII text is split into words without a regular expression or
+ * Unicode normalization, and a text's features are counted by sorting a
+ * reused typed array instead of in maps.
  */
 import { Effect, Layer } from "effect"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
@@ -32,61 +37,108 @@ const bigramState = fnv1a("b:")
 
 /**
  * What ingestion repeats for every chunk, computed once per word: its stem
- * ("" for a stopword), the hash of its unigram feature `u:<stem>` and the
- * FNV state after `b:<stem> `, from which each bigram's hash continues. The
- * features and their hashes are exactly those of hashing the feature strings.
+ * (`undefined` for a stopword), the hash of its unigram feature `u:<stem>` and
+ * the FNV state after `b:<stem> `, from which each bigram's hash continues.
+ * The features and their hashes are exactly those of hashing the feature strings.
  */
+interface Term {
+  readonly stem: string
+  readonly unigram: number
+  readonly bigramState: number
+}
+
 const memoLimit = 200_000
-const stems = new Map<string, string>()
-const unigramHashes = new Map<string, number>()
-const bigramStates = new Map<string, number>()
+const termsByWord = new Map<string, Term | null>()
 
-const remember = <V>(memo: Map<string, V>, key: string, make: () => V): V => {
-  let value = memo.get(key)
-  if (value === undefined) {
-    if (memo.size >= memoLimit) memo.clear()
-    value = make()
-    memo.set(key, value)
+const termOf = (word: string): Term | null => {
+  let term = termsByWord.get(word)
+  if (term === undefined) {
+    if (termsByWord.size >= memoLimit) termsByWord.clear()
+    if (stopwords.has(word)) {
+      term = null
+    } else {
+      const stemmed = stem(word)
+      term = {
+        stem: stemmed,
+        unigram: fnv1a(stemmed, unigramState) >>> 0,
+        bigramState: fnv1a(" ", fnv1a(stemmed, bigramState))
+      }
+    }
+    termsByWord.set(word, term)
   }
-  return value
+  return term
 }
 
-const stemsOf = (text: string): Array<string> => {
-  const result: Array<string> = []
-  for (const word of words(text)) {
-    const stemmed = remember(stems, word, () => (stopwords.has(word) ? "" : stem(word)))
-    if (stemmed !== "") result.push(stemmed)
+// Scratch space reused by every call (embedding is synchronous): the text's terms and feature hashes.
+let termScratch: Array<Term> = []
+let unigramScratch = new Uint32Array(1024)
+let bigramScratch = new Uint32Array(1024)
+
+const isAscii = /^[\x00-\x7f]*$/u
+
+/** Collects the text's topic terms into `termScratch`; returns how many. */
+const collectTerms = (text: string): number => {
+  let count = 0
+  if (isAscii.test(text)) {
+    // ASCII needs no Unicode normalization: words are runs of letters and digits, lower-cased.
+    const lower = text.toLowerCase()
+    let start = -1
+    for (let i = 0; i <= lower.length; i++) {
+      const c = i < lower.length ? lower.charCodeAt(i) : 0
+      const wordChar = (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
+      if (wordChar) {
+        if (start < 0) start = i
+      } else if (start >= 0) {
+        const term = termOf(lower.slice(start, i))
+        if (term !== null) termScratch[count++] = term
+        start = -1
+      }
+    }
+  } else {
+    for (const word of words(text)) {
+      const term = termOf(word)
+      if (term !== null) termScratch[count++] = term
+    }
   }
-  return result
+  return count
 }
 
-const addFeature = (vector: Float64Array, hash: number, weight: number) => {
-  // The lowest bit picks the sign, so collisions cancel out on average instead of piling up.
-  vector[(hash >>> 1) % dimensions] += hash & 1 ? weight : -weight
+/** Adds each distinct hash of `hashes[0, n)` with weight `(1 + log(count)) * scale`. */
+const addFeatures = (vector: Float64Array, hashes: Uint32Array, n: number, scale: number) => {
+  const sorted = hashes.subarray(0, n).sort()
+  for (let i = 0; i < n;) {
+    let j = i + 1
+    while (j < n && sorted[j] === sorted[i]) j++
+    const hash = sorted[i]
+    const weight = (1 + Math.log(j - i)) * scale
+    // The lowest bit picks the sign, so collisions cancel out on average instead of piling up.
+    vector[(hash >>> 1) % dimensions] += hash & 1 ? weight : -weight
+    i = j
+  }
 }
 
 /** The embedding of a text: a unit vector, or all zeros for a text without topic words. */
 export const embedText = (text: string): Array<number> => {
-  const terms = stemsOf(text)
-  // Feature hash → count; unigrams and bigrams apart, as their features never share a string.
-  const unigrams = new Map<number, number>()
-  const bigrams = new Map<number, number>()
-  for (let i = 0; i < terms.length; i++) {
-    const unigram = remember(unigramHashes, terms[i], () => fnv1a(terms[i], unigramState) >>> 0)
-    unigrams.set(unigram, (unigrams.get(unigram) ?? 0) + 1)
-    if (i + 1 < terms.length) {
-      const state = remember(bigramStates, terms[i], () => fnv1a(" ", fnv1a(terms[i], bigramState)))
-      const bigram = fnv1a(terms[i + 1], state) >>> 0
-      bigrams.set(bigram, (bigrams.get(bigram) ?? 0) + 1)
-    }
+  if (termScratch.length < text.length) termScratch = new Array(text.length)
+  const n = collectTerms(text)
+  if (unigramScratch.length < n) {
+    unigramScratch = new Uint32Array(n * 2)
+    bigramScratch = new Uint32Array(n * 2)
+  }
+  for (let i = 0; i < n; i++) {
+    const term = termScratch[i]
+    unigramScratch[i] = term.unigram
+    if (i + 1 < n) bigramScratch[i] = fnv1a(termScratch[i + 1].stem, term.bigramState) >>> 0
   }
   const vector = new Float64Array(dimensions)
-  for (const [hash, n] of unigrams) addFeature(vector, hash, 1 + Math.log(n))
-  for (const [hash, n] of bigrams) addFeature(vector, hash, (1 + Math.log(n)) * bigramWeight)
+  addFeatures(vector, unigramScratch, n, 1)
+  addFeatures(vector, bigramScratch, Math.max(0, n - 1), bigramWeight)
   let norm = 0
-  for (const x of vector) norm += x * x
+  for (let i = 0; i < dimensions; i++) norm += vector[i] * vector[i]
   norm = Math.sqrt(norm)
-  return Array.from(vector, (x) => (norm === 0 ? 0 : x / norm))
+  const result = new Array<number>(dimensions)
+  for (let i = 0; i < dimensions; i++) result[i] = norm === 0 ? 0 : vector[i] / norm
+  return result
 }
 
 /** Cosine similarity of two vectors of the same length (0 when either is all zeros). */

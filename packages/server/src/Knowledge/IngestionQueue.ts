@@ -30,7 +30,6 @@ import { ModelNames } from "../Ai/ModelNames.ts"
 import { DatabaseMode } from "../Platform/Database.ts"
 import { chunkText, normalizeDocument, summarize, UnprocessableDocument } from "./Chunking.ts"
 import { type ClaimedFile, type FileChunk, KnowledgeRepo } from "./KnowledgeRepo.ts"
-import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface IngestionOptions {
   /** Files claimed per batch. */
@@ -62,15 +61,26 @@ export interface IngestionReport {
 const embedBatchSize = 64
 /**
  * Chunks per INSERT. The embedded database runs each statement on the event
- * loop, and a chunk costs it milliseconds (the vector, full-text and trigram
- * indexes): a few per statement keep every request's wait short.
+ * loop; without per-chunk search indexes there (migration 0017) a chunk costs
+ * it well under a millisecond, so a statement of 16 keeps every request's wait short.
  */
-const writeBatchSize = { postgres: 200, embedded: 4 } as const
+const writeBatchSize = { postgres: 200, embedded: 16 } as const
 /** Characters of a document chunked in one go. */
 export const sectionSize = 32 * 1024
 
 /** Lets the event loop run what waits (requests, timers) before the next slice of work. */
 const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/**
+ * Where the section that starts a longer text ends in `window` (its first
+ * `sectionSize` characters): after the last paragraph break (a blank line), or
+ * line break, in its second half, or at its end.
+ */
+const sectionCut = (window: string): number => {
+  const paragraph = window.lastIndexOf("\n\n")
+  const line = window.lastIndexOf("\n")
+  return paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : window.length
+}
 
 /**
  * The document cut into sections of about `sectionSize` characters at
@@ -81,16 +91,26 @@ export const sectionsOf = (content: string): Array<string> => {
   const sections: Array<string> = []
   let from = 0
   while (content.length - from > sectionSize) {
-    const window = content.slice(from, from + sectionSize)
-    const paragraph = window.lastIndexOf("\n\n")
-    const line = window.lastIndexOf("\n")
-    const cut = paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : sectionSize
+    const cut = sectionCut(content.slice(from, from + sectionSize))
     sections.push(content.slice(from, from + cut))
     from += cut
   }
   sections.push(content.slice(from))
   return sections
 }
+
+/** Code points of a string (what PostgreSQL's `substr` counts). */
+const codePoints = (text: string): number => {
+  let count = 0
+  for (let i = 0; i < text.length; i++, count++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++ // a surrogate pair is one character
+  }
+  return count
+}
+
+/** Bytes of a file's text claimed with it; a longer text is read a section at a time. */
+const inlineContentBytes = sectionSize
 
 /** A file's text prepared for embedding: its summary and chunks, or why it cannot be processed. */
 type Prepared =
@@ -117,7 +137,6 @@ export class IngestionQueue extends Context.Service<IngestionQueue, {
 const make = Effect.fnUntraced(function*(options: IngestionOptions) {
   const repo = yield* KnowledgeRepo
   const embedder = yield* EmbeddingModel.EmbeddingModel
-  const capabilities = yield* SearchCapabilities
   const model = (yield* ModelNames).embeddingModel
   const lease = Duration.fromInputUnsafe(options.lease)
   const heartbeat = Duration.divideUnsafe(lease, 3)
@@ -130,7 +149,7 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       : Effect.as(repo.retryLater(file, reason, options.retryDelay(file.attempts)), "retried" as const)
 
   /** Normalizes and chunks a file section by section, yielding between sections. */
-  const prepare = (file: ClaimedFile): Effect.Effect<Prepared> =>
+  const prepare = (file: ClaimedFile): Effect.Effect<Prepared, SqlError> =>
     Effect.gen(function*() {
       if (file.attempts > options.maxAttempts) {
         return {
@@ -143,7 +162,29 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       const chunks: Array<string> = []
       let summary: string | undefined
       let problem: string | undefined
-      for (const section of sectionsOf(file.content)) {
+      const inline = file.content === null ? undefined : sectionsOf(file.content)
+      // A long text: read from the database one section (and one character more, to know if it ends) at a time.
+      let from = 0
+      let index = 0
+      for (;;) {
+        let section: string
+        if (inline !== undefined) {
+          if (index >= inline.length) break
+          section = inline[index++]
+        } else {
+          if (from < 0) break
+          // `sectionSize + 1` characters are at least as many UTF-16 units: more than `sectionSize` units
+          // means the text goes on, and the section is cut as `sectionsOf` cuts the whole text.
+          const window = yield* repo.readContent(file.id, from, sectionSize + 1)
+          if (window.length > sectionSize) {
+            const head = window.slice(0, sectionSize)
+            section = head.slice(0, sectionCut(head))
+            from += codePoints(section)
+          } else {
+            section = window
+            from = -1
+          }
+        }
         try {
           const text = normalizeDocument(section)
           summary ??= summarize(text)
@@ -238,7 +279,6 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
             )
           )
         } else {
-          yield* capabilities.ensureVectorIndex(result.vectors[0].length)
           storable.push({
             file,
             summary,
@@ -269,7 +309,7 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
       }
       requeued = true
     }
-    const claimed = yield* repo.claimDue(options.batchSize, lease)
+    const claimed = yield* repo.claimDue(options.batchSize, lease, inlineContentBytes)
     const report = { claimed: claimed.length, ready: 0, failed: 0, retried: 0 }
     if (claimed.length === 0) return report satisfies IngestionReport
     const renew = repo.extendLeases(claimed, lease).pipe(

@@ -71,9 +71,8 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         if (sizeBytes === 0 || sizeBytes > Knowledge.maxContentBytes) {
           return yield* new Errors.InvalidRequest({ error: "content must have 1 byte to 2 MiB of text" })
         }
-        if (!isUuid(input.agentId) || !(yield* repo.agentExists(input.tenantId, input.agentId))) {
-          return yield* new Errors.NotFound({ error: `agent ${input.agentId} not found` })
-        }
+        const agentNotFound = new Errors.NotFound({ error: `agent ${input.agentId} not found` })
+        if (!isUuid(input.agentId)) return yield* agentNotFound
         const row = yield* repo.insertFile({
           tenantId: input.tenantId,
           agentId: input.agentId,
@@ -82,6 +81,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
           contentProblem: binaryContentProblem(input.content) ?? null,
           sizeBytes
         })
+        if (row === undefined) return yield* agentNotFound
         if (Option.isSome(notifications)) {
           yield* notifications.value.publish(ingestTopic, row.id).pipe(
             Effect.catch((error) =>

@@ -29,7 +29,11 @@ export interface ClaimedFile {
   readonly tenant_id: string
   readonly agent_id: string
   readonly filename: string
-  readonly content: string
+  /**
+   * The text, when it is at most `inlineContentBytes`; a longer one is read
+   * section by section (`readContent`), so no statement moves megabytes.
+   */
+  readonly content: string | null
   /** Why the upload cannot be processed, when ingest already knew (binary content). */
   readonly content_problem: string | null
   readonly attempts: number
@@ -50,12 +54,19 @@ const fileColumns =
   `id, tenant_id, agent_id, filename, content_summary, status, error, size_bytes, chunk_count, attempts,
   uploaded_at, processed_at`
 
-const number = (x: number) => (Number.isFinite(x) ? x.toPrecision(7) : "0")
-const realArray = (vector: ReadonlyArray<number>) => `{${vector.map(number).join(",")}}`
-const vectorText = (vector: ReadonlyArray<number>) => `[${vector.map(number).join(",")}]`
+/** A vector's elements as SQL text: most of a hashed embedding is zeros, written without `toPrecision`. */
+const elements = (vector: ReadonlyArray<number>) => {
+  let text = ""
+  for (let i = 0; i < vector.length; i++) {
+    const x = vector[i]
+    text += i === 0 ? "" : ","
+    text += x === 0 || !Number.isFinite(x) ? "0" : x.toPrecision(7)
+  }
+  return text
+}
 
 export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
-  readonly agentExists: (tenantId: string, agentId: string) => Effect.Effect<boolean, SqlError>
+  /** Queues a file for an agent of the tenant; `undefined` (nothing written) when there is no such agent. */
   readonly insertFile: (file: {
     readonly tenantId: string
     readonly agentId: string
@@ -63,7 +74,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
     readonly content: string
     readonly contentProblem: string | null
     readonly sizeBytes: number
-  }) => Effect.Effect<FileRow, SqlError>
+  }) => Effect.Effect<FileRow | undefined, SqlError>
   readonly listFiles: (tenantId: string, agentId: string | undefined) => Effect.Effect<ReadonlyArray<FileRow>, SqlError>
   readonly findFile: (tenantId: string, fileId: string) => Effect.Effect<FileRow | undefined, SqlError>
   /** Deletes a file and (by cascade) its chunks; false when it is not the tenant's. */
@@ -73,7 +84,17 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
    * come and processing ones whose lease expired (a worker died) — marking
    * them processing under a lease of `lease`, with `attempts` incremented.
    */
-  readonly claimDue: (limit: number, lease: Duration.Duration) => Effect.Effect<ReadonlyArray<ClaimedFile>, SqlError>
+  readonly claimDue: (
+    limit: number,
+    lease: Duration.Duration,
+    inlineContentBytes: number
+  ) => Effect.Effect<ReadonlyArray<ClaimedFile>, SqlError>
+  /**
+   * Up to `length` characters (code points) of a file's text from character
+   * `from` (0-based): a slice read without the rest (the column is stored
+   * uncompressed out of line, migration 0017).
+   */
+  readonly readContent: (fileId: string, from: number, length: number) => Effect.Effect<string, SqlError>
   /** Puts ready files embedded by another model back in the queue (the embedding model changed). */
   readonly requeueOtherModels: (model: string) => Effect.Effect<number, SqlError>
   /** Pushes the lease of files still being processed by these attempts `lease` into the future (the heartbeat). */
@@ -118,21 +139,22 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const attempts = chunks.map((chunk) => chunk.file.attempts)
         const ordinals = chunks.map((chunk) => chunk.ordinal)
         const contents = chunks.map((chunk) => chunk.content)
-        const embeddings = chunks.map((chunk) => realArray(chunk.embedding))
+        const texts = chunks.map((chunk) => elements(chunk.embedding))
         const dims = chunks.map((chunk) => chunk.embedding.length)
         // Only the attempt holding the file writes.
         const owned = sql`EXISTS (
           SELECT 1 FROM knowledge_files f WHERE f.id = c.file_id AND f.status = 'processing' AND f.attempts = c.attempt)`
+        // With pgvector the vector column is what search reads: the `real[]` copy (for the lexical strategy's
+        // re-ranking) is left empty, as parsing and storing 512 more numbers per chunk is a third of the write.
         return (capabilities.pgvector
           ? sql`
               INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
                                             embedding_dims, embedding_vector)
-              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims,
+              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, '{}'::real[], ${model}, c.dims,
                      c.vector::vector
               FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[],
-                          ${chunks.map((chunk) => vectorText(chunk.embedding))}::text[])
-                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims, vector)
+                          ${contents}::text[], ${dims}::int[], ${texts.map((text) => `[${text}]`)}::text[])
+                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, vector)
               WHERE ${owned}
               ON CONFLICT (file_id, ordinal) DO UPDATE
               SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
@@ -142,7 +164,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                                             embedding_dims)
               SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.embedding::real[], ${model}, c.dims
               FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${embeddings}::text[], ${dims}::int[])
+                          ${contents}::text[], ${texts.map((text) => `{${text}}`)}::text[], ${dims}::int[])
                 AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, embedding, dims)
               WHERE ${owned}
               ON CONFLICT (file_id, ordinal) DO UPDATE
@@ -183,18 +205,14 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
       }
 
       return KnowledgeRepo.of({
-        agentExists: (tenantId, agentId) =>
-          Effect.map(
-            sql<{ found: boolean }>`
-              SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${tenantId} AND id = ${agentId}) AS found`,
-            (rows) => rows[0]?.found === true
-          ),
+        // One statement: the agent check and the insert (an ingest is on the hot path of the embedded database).
         insertFile: (file) =>
           Effect.map(
             sql<FileRow>`
               INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_problem, size_bytes)
-              VALUES (${file.tenantId}, ${file.agentId}, ${file.filename}, ${file.content}, ${file.contentProblem},
-                      ${file.sizeBytes})
+              SELECT ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.filename}::text, ${file.content}::text,
+                     ${file.contentProblem}::text, ${file.sizeBytes}::int
+              WHERE EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${file.tenantId} AND id = ${file.agentId})
               RETURNING ${columns}`,
             (rows) => rows[0]
           ),
@@ -216,7 +234,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
             sql`DELETE FROM knowledge_files WHERE tenant_id = ${tenantId} AND id = ${fileId} RETURNING id`,
             (rows) => rows.length > 0
           ),
-        claimDue: (limit, lease) =>
+        claimDue: (limit, lease, inlineContentBytes) =>
           sql<ClaimedFile>`
             UPDATE knowledge_files AS f
             SET status = 'processing', attempts = f.attempts + 1,
@@ -230,7 +248,15 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
               FOR UPDATE SKIP LOCKED
             ) AS due
             WHERE f.id = due.id
-            RETURNING f.id, f.tenant_id, f.agent_id, f.filename, f.content, f.content_problem, f.attempts`,
+            RETURNING f.id, f.tenant_id, f.agent_id, f.filename,
+                      CASE WHEN octet_length(f.content) <= ${inlineContentBytes} THEN f.content END AS content,
+                      f.content_problem, f.attempts`,
+        readContent: (fileId, from, length) =>
+          Effect.map(
+            sql<{ part: string | null }>`
+              SELECT substr(content, ${from + 1}, ${length}) AS part FROM knowledge_files WHERE id = ${fileId}`,
+            (rows) => rows[0]?.part ?? ""
+          ),
         requeueOtherModels: (model) =>
           Effect.map(
             sql`

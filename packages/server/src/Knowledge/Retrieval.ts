@@ -4,7 +4,7 @@
  * `ready` files embedded by the current embedding model.
  *
  * Two strategies, chosen by what the database offers (SearchCapabilities):
- * - `pgvector`: nearest neighbours by cosine distance on the HNSW index;
+ * - `pgvector`: nearest neighbours by exact cosine distance over the agents' chunks;
  * - `lexical`: full-text candidates (`tsvector`, prefix-matched stems) and
  *   trigram candidates (pg_trgm word similarity, for typos), re-ranked by the
  *   cosine of their stored `real[]` embeddings — PostgreSQL 15 without pgvector.
@@ -88,7 +88,7 @@ export class Retrieval extends Context.Service<Retrieval, {
       const capabilities = yield* SearchCapabilities
       const model = (yield* ModelNames).embeddingModel
 
-      const toChunk = (row: CandidateRow, score: number): RetrievedChunk => ({
+      const toChunk = (row: Omit<CandidateRow, "embedding">, score: number): RetrievedChunk => ({
         chunkId: row.id,
         fileId: row.file_id,
         agentId: row.agent_id,
@@ -104,22 +104,22 @@ export class Retrieval extends Context.Service<Retrieval, {
         vector: ReadonlyArray<number>,
         limit: number
       ) => {
-        // The dimension is part of the indexed expression, so it is written into the statement.
-        const dims = sql.literal(String(vector.length))
         const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
-        return sql.withTransaction(Effect.gen(function*() {
-          // Filtered HNSW scans keep looking until `limit` rows pass the tenant and agent filter.
-          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-          return yield* sql<CandidateRow & { distance: number }>`
-            SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding,
-                   (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims})) AS distance
-            FROM knowledge_chunks c
-            JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
-            WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
-              AND c.embedding_dims = ${dims} AND c.embedding_model = ${model}
-            ORDER BY (c.embedding_vector::vector(${dims})) <=> (${query}::vector(${dims}))
-            LIMIT ${limit}`
-        })).pipe(Effect.map((rows) => rows.map((row) => toChunk(row, cosine(vector, row.embedding)))))
+        // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones. The distance is
+        // not the expression of the HNSW indexes a database migrated before 0017 may still have (`::vector(n)`), so
+        // the planner never answers from an approximate index scan.
+        return sql<Omit<CandidateRow, "embedding"> & { distance: number }>`
+          SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content,
+                 c.embedding_vector <=> ${query}::vector AS distance
+          FROM knowledge_chunks c
+          JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
+          WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[])
+            AND c.embedding_dims = ${vector.length} AND c.embedding_model = ${model}
+          ORDER BY distance
+          LIMIT ${limit}`.pipe(
+          // Cosine distance is 1 - cosine similarity (NaN for a chunk without topic words: similarity 0).
+          Effect.map((rows) => rows.map((row) => toChunk(row, Number.isFinite(row.distance) ? 1 - row.distance : 0)))
+        )
       }
 
       const byWords = (

@@ -19,6 +19,7 @@ import vapidKeys from "./0012_vapid_keys.ts"
 import cronRuns from "./0013_cron_runs.ts"
 import agentListCache from "./0014_agent_list_cache.ts"
 import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
+import knowledgeWritePath from "./0017_knowledge_write_path.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -34,5 +35,6 @@ export const migrations = Migrator.fromRecord({
   "0012_vapid_keys": vapidKeys,
   "0013_cron_runs": cronRuns,
   "0014_agent_list_cache": agentListCache,
-  "0016_webhook_claim_indexes": webhookClaimIndexes
+  "0016_webhook_claim_indexes": webhookClaimIndexes,
+  "0017_knowledge_write_path": knowledgeWritePath
 })
