@@ -14,6 +14,9 @@
  * after it.
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres pnpm bench:compliance
+ *
+ * BENCH_ROWS sets the row count; BENCH_NODE_ARGS passes flags to the
+ * service's node (e.g. `--trace-gc`, written to the service's log).
  */
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -76,6 +79,12 @@ const rssSampler = (pid: number) => {
   return { stop: () => (clearInterval(timer), sample(), peak) }
 }
 
+/** The process's resident set now, in MiB. */
+const rssNow = (pid: number) => {
+  const sampler = rssSampler(pid)
+  return sampler.stop()
+}
+
 const rate = (count: number, ms: number) => `${Math.round(count / (ms / 1000)).toLocaleString("en-US")} rows/s`
 
 await query(serverUrl, `CREATE DATABASE "${databaseName}"`)
@@ -84,7 +93,7 @@ const service = await startService({
   BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
   SESSION_SECRET: "bench-compliance-session-secret-0123456789",
   LOG_LEVEL: "Error"
-})
+}, { nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? [] })
 try {
   // -------------------------------------------------------------------------
   // Sign in, turn the pack on.
@@ -167,6 +176,8 @@ try {
 
   // -------------------------------------------------------------------------
   // 1. Integrity: the service's verifier against COPY of the same chain.
+  const idleRss = rssNow(service.process.pid!)
+  report("service RSS idle, before integrity", `${idleRss.toFixed(0)} MiB`)
   const integritySampler = rssSampler(service.process.pid!)
   const integrityStarted = performance.now()
   const integrity = await (await fetch(`${service.url}/api/compliance/integrity`, { headers: { cookie } })).json() as {
@@ -196,6 +207,8 @@ try {
 
   // -------------------------------------------------------------------------
   // 2. Export: the streamed CSV against COPY of the same provenance rows as CSV.
+  const beforeExport = rssNow(service.process.pid!)
+  report("service RSS before export", `${beforeExport.toFixed(0)} MiB`)
   const exportSampler = rssSampler(service.process.pid!)
   const exportStarted = performance.now()
   const response = await fetch(`${service.url}/api/compliance/export?format=csv`, { headers: { cookie } })
@@ -222,7 +235,12 @@ try {
     } LF)`,
     `${(exportMs / 1000).toFixed(1)} s, ${rate(rows, exportMs)}`
   )
-  report("export: service peak RSS", `${exportPeak.toFixed(0)} MiB`)
+  report(
+    "export: service peak RSS",
+    `${exportPeak.toFixed(0)} MiB (+${(exportPeak - beforeExport).toFixed(0)} MiB over before export, +${
+      (exportPeak - idleRss).toFixed(0)
+    } MiB over idle)`
+  )
   report(
     `baseline: COPY (same rows) TO STDOUT CSV via psql (${(copyExport.bytes / 1048576).toFixed(0)} MiB)`,
     `${(copyExport.ms / 1000).toFixed(1)} s, ${rate(rows, copyExport.ms)}`

@@ -17,7 +17,8 @@
  * - the errors the HTTP edge answers before any endpoint runs are documented
  *   on every operation they can happen to (413 and 415 with a body, 431);
  * - a declared error without an example gets one: its `_tag` and, as
- *   `error`, its description.
+ *   `error`, its description (a SCIM error: its `status` and, as `detail`,
+ *   its description).
  *
  * What a group still carries itself: a `description` on its group (its tag)
  * and on every endpoint, examples on its payloads and success bodies, and
@@ -129,8 +130,15 @@ const mergeTags = (tags: ReadonlyArray<Json>): Array<Json> => {
   return [...byName.values()]
 }
 
-/** `{error, _tag}` for a declared `{_tag, error}` error whose response has no example. */
-const exampleError = (response: Json, components: Json) => {
+/** The SCIM error message URN (RFC 7644 §3.12). */
+const scimErrorUrn = "urn:ietf:params:scim:api:messages:2.0:Error"
+
+/**
+ * An example for a declared error whose response has none: `{error, _tag}`
+ * for a `{_tag, error}` error, the SCIM error body (`_tag`, `schemas`,
+ * `status`, `detail`) for a SCIM one.
+ */
+const exampleError = (status: string, response: Json, components: Json) => {
   for (const media of Object.values(response.content ?? {}) as Array<Json>) {
     if (media.example !== undefined || media.examples !== undefined) continue
     // One error, or several sharing the status (`anyOf`): the first is the example.
@@ -139,8 +147,16 @@ const exampleError = (response: Json, components: Json) => {
     const schema = ref === undefined ? undefined : components[ref.$ref.slice("#/components/schemas/".length)]
     const tag = schema?.properties?._tag?.enum?.[0]
     const keys = Object.keys(schema?.properties ?? {})
+    const description = schema?.description ?? response.description.split(" | ")[0]
     if (typeof tag === "string" && keys.length === 2 && keys.includes("error")) {
-      media.example = { _tag: tag, error: schema.description ?? response.description.split(" | ")[0] }
+      media.example = { _tag: tag, error: description }
+    } else if (["schemas", "status", "detail"].every((key) => keys.includes(key))) {
+      media.example = {
+        ...(typeof tag === "string" ? { _tag: tag } : {}),
+        schemas: [scimErrorUrn],
+        status,
+        detail: description
+      }
     }
   }
 }
@@ -160,7 +176,9 @@ const transformOperation = (operation: Json, components: Json, opened: Set<strin
     responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaType" }
   }
   responses["431"] ??= { $ref: "#/components/responses/RequestHeaderFieldsTooLarge" }
-  for (const response of Object.values(responses) as Array<Json>) exampleError(response, components)
+  for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
+    exampleError(status, response, components)
+  }
 }
 
 /** The transformation of the generated document (see the module comment). */

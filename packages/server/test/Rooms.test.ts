@@ -697,6 +697,35 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
       }).pipe(Effect.orDie))
   })
 
+  describe("a room's chat through the API-key chat endpoints", () => {
+    it.effect("GET /v1/chat/history answers 404 with the body of an unknown chat; completions do not continue it", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { seeded } = yield* roomSpace()
+        const author = yield* person("Author")
+        const room = yield* newRoom(author.client, seeded.blueprint_ids.ephemeral)
+        assert.strictEqual((yield* appendRaw(author.client, room.chat_id, { content: "room only" })).status, 201)
+        const { key } = yield* createKey(["chat"])
+        const unknownId = crypto.randomUUID()
+        const unknown = yield* http(`/v1/chat/history/${unknownId}`, { headers: bearer(key) })
+        const roomChat = yield* http(`/v1/chat/history/${room.chat_id}`, { headers: bearer(key) })
+        assert.strictEqual(unknown.status, 404)
+        assert.strictEqual(roomChat.status, 404)
+        assert.deepStrictEqual(
+          roomChat.body,
+          JSON.parse(JSON.stringify(unknown.body).replaceAll(unknownId, room.chat_id))
+        )
+        const throughChat = yield* http(
+          "/v1/chat/completions",
+          json("POST", { message: "hi", chat_id: room.chat_id }, bearer(key))
+        )
+        assert.strictEqual(throughChat.status, 404)
+        // The room's chat still holds only what was appended through the room.
+        const poll = yield* asUser(author.client, `/api/chats/${room.chat_id}/messages`)
+        assert.deepStrictEqual(poll.body.messages.map((m: { content: string }) => m.content), ["room only"])
+      }).pipe(Effect.orDie))
+  })
+
   describe("GET /api/chats/{id}/messages (poll)", () => {
     it.effect("messages after the cursor, the participants' presence (the caller's updated), the room status; 403 for others", () =>
       Effect.gen(function*() {

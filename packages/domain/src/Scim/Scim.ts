@@ -34,6 +34,80 @@ export const maxResults = 1000
 /** The page size when `count` is not given. */
 export const defaultCount = 100
 
+const baseUrl = "https://platform.example.com/v1/scim"
+const userId = "2819c223-7f76-453a-919d-413861904646"
+const groupId = "e9e30dba-f08f-4109-8486-d5c6a331660a"
+
+const userExample = {
+  schemas: [UserSchemaUrn, EnterpriseUserSchemaUrn],
+  id: userId,
+  externalId: "00u1a2b3c4D5e6F7g8h9",
+  userName: "ana.garcia@example.com",
+  name: { givenName: "Ana", familyName: "García", formatted: "Ana García" },
+  displayName: "Ana García",
+  emails: [{ value: "ana.garcia@example.com", type: "work", primary: true }],
+  active: true,
+  groups: [{ value: groupId, display: "Support" }],
+  [EnterpriseUserSchemaUrn]: { department: "Customer care" },
+  meta: {
+    resourceType: "User",
+    created: "2026-03-02T09:15:00.000Z",
+    lastModified: "2026-03-04T16:40:12.000Z",
+    location: `${baseUrl}/Users/${userId}`,
+    version: "W/\"7f3b0c9e2d4a6b8c1e5f7a9b0c2d4e6f\""
+  }
+}
+
+const groupExample = {
+  schemas: [GroupSchemaUrn],
+  id: groupId,
+  externalId: "00g9h8g7f6E5d4C3b2a1",
+  displayName: "Support",
+  members: [{ value: userId, display: "Ana García" }],
+  meta: {
+    resourceType: "Group",
+    created: "2026-03-02T09:15:05.000Z",
+    lastModified: "2026-03-04T16:40:12.000Z",
+    location: `${baseUrl}/Groups/${groupId}`,
+    version: "W/\"0a1b2c3d4e5f60718293a4b5c6d7e8f9\""
+  }
+}
+
+const schemaExample = {
+  schemas: [SchemaUrn],
+  id: GroupSchemaUrn,
+  name: "Group",
+  description: "Group",
+  attributes: [{
+    name: "displayName",
+    type: "string",
+    multiValued: false,
+    required: true,
+    caseExact: false,
+    mutability: "readWrite",
+    returned: "default",
+    uniqueness: "server"
+  }]
+}
+
+const resourceTypeExample = {
+  schemas: [ResourceTypeUrn],
+  id: "User",
+  name: "User",
+  endpoint: "/Users",
+  description: "User Account",
+  schema: UserSchemaUrn,
+  schemaExtensions: [{ schema: EnterpriseUserSchemaUrn, required: false }]
+}
+
+/** One example of each resource, for the example pages of their lists. */
+export const examples = {
+  user: userExample,
+  group: groupExample,
+  schema: schemaExample,
+  resourceType: resourceTypeExample
+}
+
 /** An object that keeps every key it is sent. */
 const open = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.StructWithRest(Schema.Struct(fields), [Schema.Record(Schema.String, Schema.Unknown)])
@@ -85,7 +159,8 @@ export const ScimUser = open({
   meta: Schema.optionalKey(Meta)
 }).annotate({
   identifier: "ScimUser",
-  description: `A User (${UserSchemaUrn}), with the Enterprise User extension when set.`
+  description: `A User (${UserSchemaUrn}), with the Enterprise User extension when set.`,
+  examples: [userExample]
 })
 export type ScimUser = typeof ScimUser.Type
 
@@ -103,7 +178,17 @@ export const ScimUserInput = open({
     description: "Write-only; checked against the tenant's password policy."
   })),
   [EnterpriseUserSchemaUrn]: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
-}).annotate({ identifier: "ScimUserInput" })
+}).annotate({
+  identifier: "ScimUserInput",
+  examples: [{
+    schemas: [UserSchemaUrn],
+    userName: "ana.garcia@example.com",
+    externalId: "00u1a2b3c4D5e6F7g8h9",
+    name: { givenName: "Ana", familyName: "García" },
+    emails: [{ value: "ana.garcia@example.com", type: "work", primary: true }],
+    active: "True"
+  }]
+})
 
 /** A Group as returned (RFC 7643 §4.2). */
 export const ScimGroup = open({
@@ -113,7 +198,7 @@ export const ScimGroup = open({
   displayName: Schema.optionalKey(Schema.String),
   members: Schema.optionalKey(Schema.Array(Member)),
   meta: Schema.optionalKey(Meta)
-}).annotate({ identifier: "ScimGroup", description: `A Group (${GroupSchemaUrn}).` })
+}).annotate({ identifier: "ScimGroup", description: `A Group (${GroupSchemaUrn}).`, examples: [groupExample] })
 export type ScimGroup = typeof ScimGroup.Type
 
 /** A Group as sent on POST and PUT. */
@@ -122,7 +207,15 @@ export const ScimGroupInput = open({
   displayName: Schema.optionalKey(Schema.String).annotate({ description: "Required." }),
   externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
   members: Schema.optionalKey(Schema.Array(Member))
-}).annotate({ identifier: "ScimGroupInput" })
+}).annotate({
+  identifier: "ScimGroupInput",
+  examples: [{
+    schemas: [GroupSchemaUrn],
+    displayName: "Support",
+    externalId: "00g9h8g7f6E5d4C3b2a1",
+    members: [{ value: userId }]
+  }]
+})
 
 /** A PatchOp message (RFC 7644 §3.5.2); `op` is accepted in any case (Entra sends "Replace"). */
 export const PatchOp = open({
@@ -132,7 +225,17 @@ export const PatchOp = open({
     path: Schema.optionalKey(Schema.String),
     value: Schema.optionalKey(Schema.Unknown)
   })))
-}).annotate({ identifier: "ScimPatchOp" })
+}).annotate({
+  identifier: "ScimPatchOp",
+  examples: [{
+    schemas: [PatchOpUrn],
+    Operations: [
+      { op: "Replace", path: "active", value: "False" },
+      { op: "add", path: "members", value: [{ value: userId }] },
+      { op: "remove", path: `members[value eq "${userId}"]` }
+    ]
+  }]
+})
 
 /**
  * Query parameters of a list (RFC 7644 §3.4.2). Numbers are parsed by the
@@ -175,14 +278,20 @@ export const IfMatchHeaders = {
   }))
 }
 
-export const listResponse = <S extends Schema.Top>(resource: S, identifier: string) =>
+/** A list of `resource`s, with an example page holding `example` when given. */
+export const listResponse = <S extends Schema.Top>(resource: S, identifier: string, example?: S["Type"]) =>
   Schema.Struct({
     schemas: Schema.Array(Schema.String),
     totalResults: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(2_147_483_647)),
     startIndex: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(2_147_483_647)),
     itemsPerPage: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxResults)),
     Resources: Schema.Array(resource)
-  }).annotate({ identifier })
+  }).annotate({
+    identifier,
+    ...(example === undefined ? {} : {
+      examples: [{ schemas: [ListResponseUrn], totalResults: 1, startIndex: 1, itemsPerPage: 1, Resources: [example] }]
+    })
+  })
 
 /** `/ServiceProviderConfig` (RFC 7643 §5). */
 export const ServiceProviderConfig = open({
@@ -194,7 +303,23 @@ export const ServiceProviderConfig = open({
   sort: Schema.Struct({ supported: Schema.Boolean }),
   etag: Schema.Struct({ supported: Schema.Boolean }),
   authenticationSchemes: Schema.Array(open({ type: Schema.String, name: Schema.String, description: Schema.String }))
-}).annotate({ identifier: "ScimServiceProviderConfig" })
+}).annotate({
+  identifier: "ScimServiceProviderConfig",
+  examples: [{
+    schemas: [ServiceProviderConfigUrn],
+    patch: { supported: true },
+    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    filter: { supported: true, maxResults },
+    changePassword: { supported: false },
+    sort: { supported: true },
+    etag: { supported: true },
+    authenticationSchemes: [{
+      type: "oauthbearertoken",
+      name: "OAuth Bearer Token",
+      description: "An API key of the tenant with the scim scope, as Authorization: Bearer <key>"
+    }]
+  }]
+})
 
 /** A `/Schemas` entry (RFC 7643 §7): the attribute tree as data. */
 export const ScimSchemaResource = open({
@@ -203,7 +328,10 @@ export const ScimSchemaResource = open({
   name: Schema.String,
   description: Schema.String,
   attributes: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))
-}).annotate({ identifier: "ScimSchema" })
+}).annotate({
+  identifier: "ScimSchema",
+  examples: [schemaExample]
+})
 
 /** A `/ResourceTypes` entry (RFC 7643 §6). */
 export const ScimResourceType = open({
@@ -214,7 +342,10 @@ export const ScimResourceType = open({
   description: Schema.String,
   schema: Schema.String,
   schemaExtensions: Schema.Array(Schema.Struct({ schema: Schema.String, required: Schema.Boolean }))
-}).annotate({ identifier: "ScimResourceType" })
+}).annotate({
+  identifier: "ScimResourceType",
+  examples: [resourceTypeExample]
+})
 
 /** One group-to-role rule: members of the group named `group_display_name` (case-insensitive) get `role_id`. */
 export const RoleMapping = Schema.Struct({
@@ -227,5 +358,13 @@ export type RoleMapping = typeof RoleMapping.Type
 
 export const RoleMappings = Schema.Struct({
   mappings: Schema.Array(RoleMapping).check(Schema.isMaxLength(200))
-}).annotate({ identifier: "ScimRoleMappings" })
+}).annotate({
+  identifier: "ScimRoleMappings",
+  examples: [{
+    mappings: [
+      { group_display_name: "Platform Admins", role_id: "r_admin" },
+      { group_display_name: "Security", role_id: "r_security_officer" }
+    ]
+  }]
+})
 export type RoleMappings = typeof RoleMappings.Type

@@ -9,6 +9,7 @@ import { type CurrentPrincipal } from "../Principal.ts"
 import { apiKeySecurity, RequiredScopes } from "../Security.ts"
 import {
   asScim,
+  examples,
   IfMatchHeaders,
   ListQuery,
   listResponse,
@@ -62,7 +63,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
   .add(
     HttpApiEndpoint.get("listUsers", "/Users", {
       query: ListQuery,
-      success: listResponse(ScimUser, "ScimUserList").pipe(asScim),
+      success: listResponse(ScimUser, "ScimUserList", examples.user).pipe(asScim),
       error: [badRequest]
     }).annotateMerge(doc(
       "List users",
@@ -116,7 +117,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
     )),
     HttpApiEndpoint.get("listGroups", "/Groups", {
       query: ListQuery,
-      success: listResponse(ScimGroup, "ScimGroupList").pipe(asScim),
+      success: listResponse(ScimGroup, "ScimGroupList", examples.group).pipe(asScim),
       error: [badRequest]
     }).annotateMerge(doc(
       "List groups",
@@ -178,7 +179,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       "RFC 7644 §4: PATCH, filter (maxResults 1000), sort and ETags supported; bulk and changePassword not; OAuth bearer token (the API key) authentication."
     )),
     HttpApiEndpoint.get("listSchemas", "/Schemas", {
-      success: listResponse(ScimSchemaResource, "ScimSchemaList").pipe(asScim)
+      success: listResponse(ScimSchemaResource, "ScimSchemaList", examples.schema).pipe(asScim)
     }).annotateMerge(
       doc("Supported schemas", "User, Enterprise User extension and Group, with every attribute's characteristics.")
     ),
@@ -188,7 +189,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       error: [notFound]
     }).annotateMerge(doc("Read a schema", "By its URN, e.g. `urn:ietf:params:scim:schemas:core:2.0:User`.")),
     HttpApiEndpoint.get("listResourceTypes", "/ResourceTypes", {
-      success: listResponse(ScimResourceType, "ScimResourceTypeList").pipe(asScim)
+      success: listResponse(ScimResourceType, "ScimResourceTypeList", examples.resourceType).pipe(asScim)
     }).annotateMerge(doc("Supported resource types", "User (with the Enterprise User extension) and Group.")),
     HttpApiEndpoint.get("getResourceType", "/ResourceTypes/:id", {
       params: id,

@@ -1,7 +1,8 @@
 /**
  * A chat's history (spec: GET /v1/chat/history/{chatId}): its messages in
  * order, `agent_id` on the agent's. 404 for an unknown chat, another
- * tenant's, or — for a space-bound key — a chat of another space.
+ * tenant's, a work room's (those belong to the session surface /api/rooms*,
+ * /api/chats/{id}) or — for a space-bound key — a chat of another space.
  */
 import { type Chat, Errors, type Principal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
@@ -29,7 +30,7 @@ export class ChatHistory extends Context.Service<ChatHistory, {
           const chat = isUuid(input.chatId)
             ? yield* Effect.andThen(writes.settled(input.chatId), repo.findChat(tenantId, input.chatId))
             : undefined
-          if (chat === undefined || (bound !== null && chat.space_id !== bound)) {
+          if (chat === undefined || chat.room_mode === true || (bound !== null && chat.space_id !== bound)) {
             return yield* new Errors.NotFound({ error: `chat ${input.chatId} not found` })
           }
           const rows = yield* repo.messages(tenantId, chat.id)
