@@ -47,15 +47,13 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           const table = yield* admin.run("spaces", "list")
           assert.match(table.stdout, /^ID +CODE +NAME$/m)
           assert.match(table.stdout, new RegExp(`^[0-9a-f-]{36} +${code} +Customer support$`, "m"))
-          const json = JSON.parse((yield* admin.run("--json", "spaces", "list")).stdout)
+          const json = yield* admin.runJson("spaces", "list")
           assert.deepStrictEqual(json, yield* apiBody("/api/admin/spaces", admin.configFile))
 
           // Other commands name the space by its code: a key bound to it.
           const space = json.spaces.find((s: { code: string }) => s.code === code)
-          const key = JSON.parse(
-            (yield* admin.run("--json", "keys", "create", "--name", "bound", "--scope", "chat", "--space", code)).stdout
-          )
-          const keys = JSON.parse((yield* admin.run("--json", "keys", "list")).stdout).keys
+          const key = yield* admin.runJson("keys", "create", "--name", "bound", "--scope", "chat", "--space", code)
+          const keys = (yield* admin.runJson("keys", "list")).keys
           assert.strictEqual(keys.find((k: { id: string }) => k.id === key.id).space_id, space.id)
         }))
 
@@ -83,8 +81,7 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           const code = unique("agents")
           assert.strictEqual((yield* admin.run("spaces", "create", "--code", code, "--name", code)).code, 0)
           const name = unique("Support")
-          const created = yield* admin.run(
-            "--json",
+          const agent = yield* admin.runJson(
             "agents",
             "create",
             "--space",
@@ -97,8 +94,6 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
             "--instructions",
             "Be brief."
           )
-          assert.strictEqual(created.code, 0, created.stderr)
-          const agent = JSON.parse(created.stdout)
           assert.deepInclude(agent, {
             name,
             space_code: code,
@@ -121,7 +116,7 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
             assert.match(shown.stdout, /^summary +Orders, returns and refunds$/m)
             assert.match(shown.stdout, /^instructions +Be brief\.$/m)
           }
-          assert.deepStrictEqual(JSON.parse((yield* admin.run("--json", "agents", "show", name)).stdout), agent)
+          assert.deepStrictEqual(yield* admin.runJson("agents", "show", name), agent)
         }))
 
       it.effect("an unknown space or agent says so and where to look", () =>
@@ -142,22 +137,18 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           const code = unique("actions")
           assert.strictEqual((yield* admin.run("spaces", "create", "--code", code, "--name", code)).code, 0)
           const agentName = unique("Helpdesk")
-          const agent = JSON.parse(
-            (yield* admin.run(
-              "--json",
-              "agents",
-              "create",
-              "--space",
-              code,
-              "--name",
-              agentName,
-              "--summary",
-              "Tickets"
-            )).stdout
+          const agent = yield* admin.runJson(
+            "agents",
+            "create",
+            "--space",
+            code,
+            "--name",
+            agentName,
+            "--summary",
+            "Tickets"
           )
           const ticket = unique("create_ticket").replaceAll("-", "_")
-          const created = yield* admin.run(
-            "--json",
+          const action = yield* admin.runJson(
             "actions",
             "create",
             "--name",
@@ -173,8 +164,6 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
             "--param",
             "priority:string:optional:low, normal or high"
           )
-          assert.strictEqual(created.code, 0, created.stderr)
-          const action = JSON.parse(created.stdout)
           assert.deepInclude(action, {
             name: ticket,
             http_method: "POST",
@@ -187,22 +176,19 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
             { name: "priority", type: "string", required: false, description: "low, normal or high" }
           ])
           const lookup = unique("lookup").replaceAll("-", "_")
-          const other = JSON.parse(
-            (yield* admin.run(
-              "--json",
-              "actions",
-              "create",
-              "--name",
-              lookup,
-              "--description",
-              "Look up an order",
-              "--method",
-              "GET",
-              "--endpoint",
-              "https://orders.example.com/{id}",
-              "--param",
-              "id:string"
-            )).stdout
+          const other = yield* admin.runJson(
+            "actions",
+            "create",
+            "--name",
+            lookup,
+            "--description",
+            "Look up an order",
+            "--method",
+            "GET",
+            "--endpoint",
+            "https://orders.example.com/{id}",
+            "--param",
+            "id:string"
           )
 
           const table = yield* admin.run("actions", "list")
@@ -271,8 +257,7 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           const receiver = yield* localServer((_, count) => ({ status: count === 1 ? 500 : 204 }))
           const target = yield* localServer(() => jsonAnswer(200, { ok: true }))
           const name = unique("ops")
-          const created = yield* admin.run(
-            "--json",
+          const subscription = yield* admin.runJson(
             "webhooks",
             "create",
             "--name",
@@ -284,8 +269,6 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
             "--signing-secret",
             "a-signing-secret-of-32-characters"
           )
-          assert.strictEqual(created.code, 0, created.stderr)
-          const subscription = JSON.parse(created.stdout)
           assert.deepInclude(subscription, {
             name,
             event_filter: "on_action_executed",
@@ -301,20 +284,17 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
           assert.strictEqual((yield* admin.run("webhooks", "log", subscription.id)).stdout, "No deliveries yet.\n")
 
           // An executed action is an event; the receiver answers 500 and the one allowed attempt dead-letters it.
-          const action = JSON.parse(
-            (yield* admin.run(
-              "--json",
-              "actions",
-              "create",
-              "--name",
-              unique("ping").replaceAll("-", "_"),
-              "--description",
-              "Ping",
-              "--method",
-              "GET",
-              "--endpoint",
-              `${target.url}/ping`
-            )).stdout
+          const action = yield* admin.runJson(
+            "actions",
+            "create",
+            "--name",
+            unique("ping").replaceAll("-", "_"),
+            "--description",
+            "Ping",
+            "--method",
+            "GET",
+            "--endpoint",
+            `${target.url}/ping`
           )
           const { key } = yield* createKey(["actions"])
           const client = yield* (yield* TestServer).client({ apiKey: key })
@@ -387,12 +367,12 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
       it.effect("flags get shows every flag; set changes the named ones only", () =>
         Effect.gen(function*() {
           const admin = yield* signedInAdmin
-          const before = JSON.parse((yield* admin.run("--json", "flags", "get")).stdout)
+          const before = yield* admin.runJson("flags", "get")
           const set = yield* admin.run("flags", "set", "feature_war_rooms=on", "feature_compliance_pack=off")
           assert.strictEqual(set.code, 0, set.stderr)
           assert.match(set.stdout, /^feature_war_rooms +on$/m)
           assert.match(set.stdout, /^feature_compliance_pack +off$/m)
-          const after = JSON.parse((yield* admin.run("--json", "flags", "get")).stdout)
+          const after = yield* admin.runJson("flags", "get")
           assert.deepStrictEqual(after, { ...before, feature_war_rooms: true, feature_compliance_pack: false })
           assert.deepStrictEqual(after, yield* apiBody("/api/admin/tenant/flags", admin.configFile))
           const bad = yield* admin.run("flags", "set", "feature_teleport=on")

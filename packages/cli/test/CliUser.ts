@@ -19,6 +19,12 @@ export const cliUser = Effect.gen(function*() {
     env,
     run: (...args: ReadonlyArray<string>) => run(args, env),
     runWith: (options: RunOptions, ...args: ReadonlyArray<string>) => run(args, env, options),
+    /** Runs `--json <args>`, asserts it exits 0 (showing its stderr otherwise) and parses what it printed. */
+    runJson: (...args: ReadonlyArray<string>) =>
+      Effect.map(run(["--json", ...args], env), (result): any => {
+        assert.strictEqual(result.code, 0, result.stderr)
+        return JSON.parse(result.stdout)
+      }),
     login: (email = adminEmail, password = adminPassword) =>
       run(["--url", baseUrl, "login", "--email", email, "--password-stdin"], env, { stdin: `${password}\n` })
   }

@@ -6,6 +6,7 @@ import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { newAction, newSpace } from "./Catalog.ts"
 import {
   adminClient,
   createKey,
@@ -19,13 +20,6 @@ import {
   sessionCookie,
   signIn
 } from "./TestServer.ts"
-
-const newSpace = (client?: Sdk.Connected) =>
-  Effect.gen(function*() {
-    const as = client ?? (yield* adminClient)
-    const code = `space-${crypto.randomUUID().slice(0, 8)}`
-    return yield* as.api.admin.createSpace({ payload: { code, name: code } })
-  }).pipe(Effect.orDie)
 
 const newAgent = (
   spaceId: string,
@@ -44,20 +38,8 @@ const newAgent = (
     })
   }).pipe(Effect.orDie)
 
-const newAction = (name: string, isActive = true) =>
-  Effect.gen(function*() {
-    const as = yield* adminClient
-    return yield* as.api.actionsAdmin.create({
-      payload: {
-        name,
-        description: `${name} description`,
-        http_method: "GET",
-        url: "https://example.com/x",
-        parameters: [],
-        is_active: isActive
-      }
-    })
-  }).pipe(Effect.orDie)
+const namedAction = (name: string, isActive = true) =>
+  newAction({ name, description: `${name} description`, url: "https://example.com/x", is_active: isActive })
 
 const auditEvents = (target: string) =>
   Effect.gen(function*() {
@@ -161,8 +143,8 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id, { name: "Ops", is_primary: true })
-        const active = yield* newAction("restart-server")
-        const inactive = yield* newAction("old-thing", false)
+        const active = yield* namedAction("restart-server")
+        const inactive = yield* namedAction("old-thing", false)
         const as = yield* adminClient
         yield* as.api.agentsAdmin.assignActions({
           params: { id: agent.id },
@@ -343,7 +325,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id)
-        const action = yield* newAction("lookup")
+        const action = yield* namedAction("lookup")
         const as = yield* adminClient
         yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: [action.id] } })
         const sql = yield* SqlClient.SqlClient
@@ -394,8 +376,8 @@ layer(testServer(), serverSuite)("agents", (it) => {
       Effect.gen(function*() {
         const space = yield* newSpace()
         const agent = yield* newAgent(space.id)
-        const a = yield* newAction("a-action")
-        const b = yield* newAction("b-action")
+        const a = yield* namedAction("a-action")
+        const b = yield* namedAction("b-action")
         const as = yield* adminClient
         const first = yield* as.api.agentsAdmin.assignActions({
           params: { id: agent.id },

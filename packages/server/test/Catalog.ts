@@ -31,15 +31,33 @@ export const newAction = (
     })
   }).pipe(Effect.orDie)
 
+/** A new space with a random code, as the admin or `as`. */
+export const newSpace = (as?: Sdk.Connected) =>
+  Effect.gen(function*() {
+    const client = as ?? (yield* adminClient)
+    const code = `space-${crypto.randomUUID().slice(0, 8)}`
+    return yield* client.api.admin.createSpace({ payload: { code, name: code } })
+  }).pipe(Effect.orDie)
+
+/** A new space and its primary agent, as the admin or `as`. */
+export const spaceWithAgent = (
+  agent: { readonly name: string; readonly summary: string },
+  as?: Sdk.Connected
+) =>
+  Effect.gen(function*() {
+    const client = as ?? (yield* adminClient)
+    const space = yield* newSpace(client)
+    const primary = yield* client.api.agentsAdmin.create({
+      payload: { space_id: space.id, ...agent, is_primary: true }
+    })
+    return { space, agent: primary }
+  }).pipe(Effect.orDie)
+
 /** A new space whose primary agent has the given actions. */
 export const spaceWith = (actionIds: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const as = yield* adminClient
-    const code = `space-${crypto.randomUUID().slice(0, 8)}`
-    const space = yield* as.api.admin.createSpace({ payload: { code, name: code } })
-    const agent = yield* as.api.agentsAdmin.create({
-      payload: { space_id: space.id, name: "Agent", summary: "", is_primary: true }
-    })
+    const { space, agent } = yield* spaceWithAgent({ name: "Agent", summary: "" }, as)
     yield* as.api.agentsAdmin.assignActions({ params: { id: agent.id }, payload: { action_ids: actionIds } })
     return space
   }).pipe(Effect.orDie)

@@ -11,7 +11,7 @@ import * as Sdk from "@agent-platform/sdk"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import { ticketAction } from "./Catalog.ts"
+import { spaceWithAgent, ticketAction } from "./Catalog.ts"
 import { refundPolicy } from "./Documents.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
@@ -29,16 +29,10 @@ import {
 const world = Effect.gen(function*() {
   const server = yield* TestServer
   const admin = yield* server.admin
-  const code = `space-${crypto.randomUUID().slice(0, 8)}`
-  const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
-  const support = yield* admin.api.agentsAdmin.create({
-    payload: {
-      space_id: space.id,
-      name: "Support",
-      summary: "Customer support: orders, returns and refunds",
-      is_primary: true
-    }
-  })
+  const { agent: support, space } = yield* spaceWithAgent(
+    { name: "Support", summary: "Customer support: orders, returns and refunds" },
+    admin
+  )
   const travel = yield* admin.api.agentsAdmin.create({
     payload: {
       space_id: space.id,

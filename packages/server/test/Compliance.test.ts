@@ -13,6 +13,7 @@ import { parse } from "csv-parse/sync"
 import { Effect, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { ChatEngine } from "../src/Chat/ChatEngine.ts"
+import { spaceWithAgent } from "./Catalog.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
   http,
@@ -38,11 +39,7 @@ const world = Effect.gen(function*() {
   })
   const officer = yield* signIn(officerEmail, password)
   const target = yield* localServer(() => jsonAnswer(200, { refunded: true }))
-  const code = `space-${crypto.randomUUID().slice(0, 8)}`
-  const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
-  const agent = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Helper", summary: "Orders and refunds", is_primary: true }
-  })
+  const { agent, space } = yield* spaceWithAgent({ name: "Helper", summary: "Orders and refunds" }, admin)
   const refund = yield* admin.api.actionsAdmin.create({
     payload: {
       name: "refund_order",

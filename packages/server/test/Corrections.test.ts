@@ -8,6 +8,7 @@
 import * as Sdk from "@agent-platform/sdk"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { spaceWithAgent } from "./Catalog.ts"
 import { refundPolicy } from "./Documents.ts"
 import {
   createKey,
@@ -27,11 +28,7 @@ const world = Effect.gen(function*() {
   const server = yield* TestServer
   const admin = yield* server.admin
   yield* admin.api.admin.updateFlags({ payload: { feature_decision_records: true } })
-  const code = `space-${crypto.randomUUID().slice(0, 8)}`
-  const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
-  const agent = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Support", summary: "Returns and refunds", is_primary: true }
-  })
+  const { agent, space } = yield* spaceWithAgent({ name: "Support", summary: "Returns and refunds" }, admin)
   const { key } = yield* createKey(["chat", "files"], { space_id: space.id, rate_limit_rpm: 10_000 })
   const keyClient = yield* server.client({ apiKey: key })
   return { server, admin, space, agent, key, keyClient }

@@ -11,6 +11,7 @@ import { parse } from "csv-parse/sync"
 import { Effect, Stream } from "effect"
 import { parse as parseHtml } from "parse5"
 import { ChatEngine } from "../src/Chat/ChatEngine.ts"
+import { spaceWithAgent } from "./Catalog.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
   http,
@@ -33,11 +34,7 @@ const world = Effect.gen(function*() {
   const server = yield* TestServer
   const { client: admin } = yield* secondTenant()
   const target = yield* localServer(() => jsonAnswer(200, { ok: true }))
-  const code = `space-${crypto.randomUUID().slice(0, 8)}`
-  const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
-  const agent = yield* admin.api.agentsAdmin.create({
-    payload: { space_id: space.id, name: "Concierge", summary: "Everything", is_primary: true }
-  })
+  const { agent, space } = yield* spaceWithAgent({ name: "Concierge", summary: "Everything" }, admin)
   const ping = yield* admin.api.actionsAdmin.create({
     payload: {
       name: "ping",

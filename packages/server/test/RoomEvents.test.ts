@@ -14,7 +14,7 @@ import type * as HttpClient from "effect/http/HttpClient"
 import type * as Socket from "effect/socket/Socket"
 import { createServer, request } from "node:http"
 import type { AddressInfo } from "node:net"
-import { eventually, newRoom, person, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
+import { anaAndBoInARoom, eventually, person } from "./RoomsFixtures.ts"
 import { layer as testServer, serverSuite, TestServer } from "./TestServer.ts"
 
 /** A reverse proxy to the test server that forwards plain HTTP and drops WebSocket upgrades, as some proxies do. */
@@ -66,12 +66,7 @@ const contents = (frames: ReadonlyArray<Rooms.PollFrame>) => frames.flatMap((f) 
 
 /** A room with Ana (whose token the SDK uses) and Bo, and the SDK options for Ana. */
 const conversation = Effect.gen(function*() {
-  yield* setRoomsFlag(true)
-  const { seeded } = yield* roomSpace()
-  const ana = yield* person("Ana")
-  const bo = yield* person("Bo")
-  const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-  yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+  const { ana, bo, room } = yield* anaAndBoInARoom
   const say = (content: string) =>
     bo.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content } })
   yield* say("first")

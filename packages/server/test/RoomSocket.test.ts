@@ -20,7 +20,7 @@ import { ServerConfig } from "../src/Platform/Config.ts"
 import { DatabaseMode } from "../src/Platform/Database.ts"
 import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import { makeApp } from "../src/Server.ts"
-import { newRoom, person, roomSpace, setRoomsFlag, socketUrl } from "./RoomsFixtures.ts"
+import { anaAndBoInARoom, newRoom, person, roomSpace, setRoomsFlag, socketUrl } from "./RoomsFixtures.ts"
 import { http, layer as testServer, serverSuite, sessionCookie } from "./TestServer.ts"
 
 const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url))
@@ -187,12 +187,7 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
   describe("GET /api/chats/{id}/ws", () => {
     it.effect("sends the poll envelope on connect and whenever someone appends; appends over the socket answer with their result", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { seeded } = yield* roomSpace()
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        const { ana, bo, room } = yield* anaAndBoInARoom
         yield* ana.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content: "before" } })
         const socket = yield* openSocket(yield* socketUrl(room.chat_id), ana.client)
         const first = yield* socket.next(() => true)
@@ -222,12 +217,7 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
 
     it.effect("starts after the cursor of `after`; presence shows who is connected", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { seeded } = yield* roomSpace()
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        const { ana, bo, room } = yield* anaAndBoInARoom
         for (const content of ["one", "two", "three"]) {
           yield* ana.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content } })
         }
@@ -296,12 +286,7 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
       "a client connected to another server process gets the frames of messages appended through this one, and back",
       () =>
         Effect.gen(function*() {
-          yield* setRoomsFlag(true)
-          const { seeded } = yield* roomSpace()
-          const ana = yield* person("Ana")
-          const bo = yield* person("Bo")
-          const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-          yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+          const { ana, bo, room } = yield* anaAndBoInARoom
           const replica = yield* secondReplica
           const socket = yield* openSocket(`${replica.replace(/^http/, "ws")}/api/chats/${room.chat_id}/ws`, ana.client)
           yield* socket.next(() => true)

@@ -13,6 +13,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { ticketAction } from "./Catalog.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
+  anaAndBoInARoom,
   appendRaw,
   asUser,
   eventually,
@@ -729,12 +730,7 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
   describe("GET /api/chats/{id}/messages (poll)", () => {
     it.effect("messages after the cursor, the participants' presence (the caller's updated), the room status; 403 for others", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { seeded } = yield* roomSpace()
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        const { ana, bo, room } = yield* anaAndBoInARoom
         const empty = yield* ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: {} })
         assert.deepStrictEqual({ ...empty, presence: empty.presence.map((p) => [p.user_id, p.nombre, p.state]) }, {
           cursor: 0,
@@ -756,12 +752,7 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
 
     it.effect("a long poll answers as soon as another participant appends", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { seeded } = yield* roomSpace()
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        const { ana, bo, room } = yield* anaAndBoInARoom
         // Bo is online first, so Ana's wait is woken by the message, not by Bo's arrival.
         yield* bo.client.api.roomChats.poll({ params: { id: room.chat_id }, query: {} })
         const waiting = yield* ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { wait: 30 } })
@@ -908,12 +899,7 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
   describe("POST /api/rooms/{id}/close", () => {
     it.effect("closes with minutes from the always-on agents, stored on the room and appended as their messages; again 409", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { seeded } = yield* roomSpace()
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        const { seeded, ana, bo, room } = yield* anaAndBoInARoom
         const say = (who: typeof ana, content: string) =>
           who.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content } })
         yield* say(ana, "The checkout outage started at 9:00 right after the payment deploy.")

@@ -63,6 +63,22 @@ export const newRoom = (client: Sdk.Connected, blueprintId: string, ref = `ref-$
     Effect.orDie
   )
 
+/**
+ * The common room of the chat tests: the rooms flag on, a new space with its
+ * seeded blueprints, and Ana and Bo (signed in) in an ephemeral room Ana opened.
+ */
+export const anaAndBoInARoom = Effect.gen(function*() {
+  yield* setRoomsFlag(true)
+  const { seeded } = yield* roomSpace()
+  const ana = yield* person("Ana")
+  const bo = yield* person("Bo")
+  const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+  yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } }).pipe(
+    Effect.orDie
+  )
+  return { seeded, ana, bo, room }
+})
+
 /** A raw request with `client`'s session cookie. */
 export const asUser = (client: Sdk.Connected, path: string, init: RequestInit = {}) =>
   Effect.gen(function*() {

@@ -23,7 +23,7 @@ import { createClient } from "redis"
 import WebSocket from "ws"
 import { eventually } from "./Eventually.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
-import { newRoom, person, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
+import { anaAndBoInARoom, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
 import { type RunningService, start } from "./ServiceProcess.ts"
 import { adminEmail, adminPassword, createKey, postgresCopy, TestServer } from "./TestServer.ts"
 
@@ -294,15 +294,7 @@ describe.skipIf(!realBackends)(
       it.effect("room frames reach WebSocket clients connected to either API process", () =>
         Effect.gen(function*() {
           const { api } = yield* Cluster
-          const { ana, bo, room } = yield* through(0)(Effect.gen(function*() {
-            yield* setRoomsFlag(true)
-            const { seeded } = yield* roomSpace()
-            const ana = yield* person("Ana")
-            const bo = yield* person("Bo")
-            const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-            yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
-            return { ana, bo, room }
-          }))
+          const { ana, bo, room } = yield* through(0)(anaAndBoInARoom)
           const path = `/api/chats/${room.chat_id}/ws`
           const onFirst = yield* roomSocket(
             `${api[0].url.replace(/^http/, "ws")}${path}`,

@@ -8,7 +8,6 @@
 import { Scim, ScimSchemas } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import {
   attempt,
@@ -20,21 +19,23 @@ import {
 } from "./ScimAttributes.ts"
 import { groupFields } from "./ScimFields.ts"
 import { ScimGroupsRepo } from "./ScimGroupsRepo.ts"
-import { type ListParams, listResponse, readPage, uniqueness } from "./ScimListing.ts"
+import { uniqueness } from "./ScimListing.ts"
 import { applyOperations, readOperations } from "./ScimPatch.ts"
-import { groupResource, ifMatchAllows } from "./ScimResources.ts"
+import { groupResource } from "./ScimResources.ts"
+import {
+  checkIfMatch,
+  foundOrNotFound,
+  listPage,
+  type ScimCaller,
+  type ScimResourceService
+} from "./ScimResourceService.ts"
 import { ScimRoleMappings } from "./ScimRoleMappings.ts"
-import type { ScimCaller } from "./ScimUsers.ts"
 import { ScimUsersRepo } from "./ScimUsersRepo.ts"
-
-type WriteError = Scim.ScimBadRequest | Scim.ScimNotFound | Scim.ScimConflict | Scim.ScimPreconditionFailed | SqlError
 
 const patchTarget = { schema: ScimSchemas.GroupSchema, extensions: [], readOnly: ["id", "meta", "schemas"] }
 
 const projected = (resource: Scim.ScimGroup, projection: Projection) =>
   project(resource, projection, ScimSchemas.GroupSchemaUrn)
-
-const notFound = (id: string) => Scim.ScimNotFound.of(`Group ${id} not found.`)
 
 const conflictMessage = (displayName: string) => () =>
   `A group named ${JSON.stringify(displayName)} already exists in this tenant.`
@@ -71,41 +72,9 @@ const groupState = (resource: NormalizedResource): GroupState | Scim.ScimBadRequ
   return { displayName: displayName.trim(), externalId: resource.externalId ?? null, memberIds: [...ids] }
 }
 
-export class ScimGroups extends Context.Service<ScimGroups, {
-  readonly list: (
-    caller: ScimCaller,
-    params: ListParams & Projection
-  ) => Effect.Effect<ReturnType<typeof listResponse<Scim.ScimGroup>>, Scim.ScimBadRequest | SqlError>
-  readonly get: (
-    caller: ScimCaller,
-    id: string,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimGroup; version: string }, Scim.ScimNotFound | SqlError>
-  readonly create: (
-    caller: ScimCaller,
-    body: Record<string, unknown>,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimGroup; version: string }, Scim.ScimBadRequest | Scim.ScimConflict | SqlError>
-  readonly replace: (
-    caller: ScimCaller,
-    id: string,
-    body: Record<string, unknown>,
-    ifMatch: string | undefined,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimGroup; version: string }, WriteError>
-  readonly patch: (
-    caller: ScimCaller,
-    id: string,
-    body: Record<string, unknown>,
-    ifMatch: string | undefined,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimGroup; version: string }, WriteError>
-  readonly remove: (
-    caller: ScimCaller,
-    id: string,
-    ifMatch: string | undefined
-  ) => Effect.Effect<void, Scim.ScimNotFound | Scim.ScimPreconditionFailed | SqlError>
-}>()("@agent-platform/server/Scim/ScimGroups") {
+export class ScimGroups
+  extends Context.Service<ScimGroups, ScimResourceService<Scim.ScimGroup>>()("@agent-platform/server/Scim/ScimGroups")
+{
   static readonly layer = Layer.effect(
     ScimGroups,
     Effect.gen(function*() {
@@ -143,11 +112,7 @@ export class ScimGroups extends Context.Service<ScimGroups, {
         caller: ScimCaller,
         id: string,
         options: { readonly lock?: boolean; readonly members?: boolean } = {}
-      ) =>
-        Effect.flatMap(
-          repo.find(caller.tenantId, id, options),
-          (row) => row === undefined ? Effect.fail(notFound(id)) : Effect.succeed(row)
-        )
+      ) => foundOrNotFound("Group", id, repo.find(caller.tenantId, id, options))
 
       const answer = (caller: ScimCaller, id: string, projection: Projection) =>
         Effect.map(
@@ -171,13 +136,7 @@ export class ScimGroups extends Context.Service<ScimGroups, {
             sql.withTransaction(Effect.gen(function*() {
               const row = yield* found(caller, id, { lock: true })
               const current = groupResource(row, caller.baseUrl)
-              if (!ifMatchAllows(ifMatch, current.meta!.version)) {
-                return yield* Scim.ScimPreconditionFailed.of(
-                  `Group ${id} has changed since version ${ifMatch}: read it again (its version is ${
-                    current.meta!.version
-                  }).`
-                )
-              }
+              yield* checkIfMatch("Group", id, ifMatch, current.meta!.version)
               const state = yield* next(current)
               displayName = state.displayName
               yield* checkMembers(caller, state.memberIds)
@@ -280,12 +239,7 @@ export class ScimGroups extends Context.Service<ScimGroups, {
         function*(caller: ScimCaller, id: string, ifMatch: string | undefined) {
           yield* sql.withTransaction(Effect.gen(function*() {
             const row = yield* found(caller, id, { lock: true })
-            const version = groupResource(row, caller.baseUrl).meta!.version
-            if (!ifMatchAllows(ifMatch, version)) {
-              return yield* Scim.ScimPreconditionFailed.of(
-                `Group ${id} has changed since version ${ifMatch}: read it again (its version is ${version}).`
-              )
-            }
+            yield* checkIfMatch("Group", id, ifMatch, groupResource(row, caller.baseUrl).meta!.version)
             const former = (row.members ?? []).map((member) => member.value)
             yield* repo.remove(caller.tenantId, id)
             yield* audit.append("admin_audit_log", {
@@ -302,16 +256,18 @@ export class ScimGroups extends Context.Service<ScimGroups, {
 
       return ScimGroups.of({
         list: (caller, params) =>
-          Effect.gen(function*() {
-            const page = yield* readPage(sql, fields, params)
-            const members = !excludes(params, "members", ScimSchemas.GroupSchemaUrn)
-            const { total, rows } = yield* repo.list({ tenantId: caller.tenantId, ...page, members })
-            return listResponse(
-              page.startIndex,
-              total,
-              rows.map((row) => projected(groupResource(row, caller.baseUrl), params))
-            )
-          }),
+          listPage(
+            sql,
+            fields,
+            params,
+            (page) =>
+              repo.list({
+                tenantId: caller.tenantId,
+                ...page,
+                members: !excludes(params, "members", ScimSchemas.GroupSchemaUrn)
+              }),
+            (row) => projected(groupResource(row, caller.baseUrl), params)
+          ),
         get: answer,
         create,
         replace,

@@ -11,8 +11,9 @@ import * as ScimDiscovery from "./ScimDiscovery.ts"
 import { ScimGroups } from "./ScimGroups.ts"
 import { ScimGroupsRepo } from "./ScimGroupsRepo.ts"
 import { listResponse } from "./ScimListing.ts"
+import type { ScimCaller } from "./ScimResourceService.ts"
 import { ScimRoleMappings } from "./ScimRoleMappings.ts"
-import { type ScimCaller, ScimUsers } from "./ScimUsers.ts"
+import { ScimUsers } from "./ScimUsers.ts"
 import { ScimUsersRepo } from "./ScimUsersRepo.ts"
 
 /**

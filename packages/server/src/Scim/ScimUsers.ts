@@ -8,7 +8,6 @@
 import { isAdmin, Scim, ScimSchemas } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { Passwords } from "../Identity/Passwords.ts"
@@ -16,20 +15,17 @@ import { brokenRules, describeBroken, PasswordPolicies } from "../SecurityPolici
 import { UsersRepo } from "../Users/UsersRepo.ts"
 import { attempt, type NormalizedResource, normalizeResource, project, type Projection } from "./ScimAttributes.ts"
 import { userFields } from "./ScimFields.ts"
-import { type ListParams, listResponse, readPage, uniqueness } from "./ScimListing.ts"
+import { uniqueness } from "./ScimListing.ts"
 import { applyOperations, passwordOf, readOperations } from "./ScimPatch.ts"
-import { ifMatchAllows, patchableUser, type ScimUserRow, userResource, userWrite } from "./ScimResources.ts"
+import { patchableUser, type ScimUserRow, userResource, userWrite } from "./ScimResources.ts"
+import {
+  checkIfMatch,
+  foundOrNotFound,
+  listPage,
+  type ScimCaller,
+  type ScimResourceService
+} from "./ScimResourceService.ts"
 import { ScimUsersRepo } from "./ScimUsersRepo.ts"
-
-/** Who calls, for which tenant, and where the resources live. */
-export interface ScimCaller {
-  readonly tenantId: string
-  readonly keyId: string
-  /** `http(s)://host/v1/scim`, for `meta.location` and `$ref`. */
-  readonly baseUrl: string
-}
-
-type WriteError = Scim.ScimBadRequest | Scim.ScimNotFound | Scim.ScimConflict | Scim.ScimPreconditionFailed | SqlError
 
 const extensions = [ScimSchemas.EnterpriseUserSchema]
 const extensionUrns = [ScimSchemas.EnterpriseUserSchemaUrn]
@@ -37,8 +33,6 @@ const patchTarget = { schema: ScimSchemas.UserSchema, extensions, readOnly: ["id
 
 const projected = (resource: Scim.ScimUser, projection: Projection) =>
   project(resource, projection, ScimSchemas.UserSchemaUrn, extensionUrns)
-
-const notFound = (id: string) => Scim.ScimNotFound.of(`User ${id} not found.`)
 
 const conflictMessage = (userName: string, email: string) => (constraint: string) =>
   constraint === "users_tenant_email_key"
@@ -52,41 +46,10 @@ const changedAttributes = (before: Record<string, unknown>, after: Record<string
   return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key])).sort()
 }
 
-export class ScimUsers extends Context.Service<ScimUsers, {
-  readonly list: (
-    caller: ScimCaller,
-    params: ListParams & Projection
-  ) => Effect.Effect<ReturnType<typeof listResponse<Scim.ScimUser>>, Scim.ScimBadRequest | SqlError>
-  readonly get: (
-    caller: ScimCaller,
-    id: string,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimUser; version: string }, Scim.ScimNotFound | SqlError>
-  readonly create: (
-    caller: ScimCaller,
-    body: Record<string, unknown>,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimUser; version: string }, Scim.ScimBadRequest | Scim.ScimConflict | SqlError>
-  readonly replace: (
-    caller: ScimCaller,
-    id: string,
-    body: Record<string, unknown>,
-    ifMatch: string | undefined,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimUser; version: string }, WriteError>
-  readonly patch: (
-    caller: ScimCaller,
-    id: string,
-    body: Record<string, unknown>,
-    ifMatch: string | undefined,
-    projection: Projection
-  ) => Effect.Effect<{ resource: Scim.ScimUser; version: string }, WriteError>
-  readonly remove: (
-    caller: ScimCaller,
-    id: string,
-    ifMatch: string | undefined
-  ) => Effect.Effect<void, Scim.ScimBadRequest | Scim.ScimNotFound | Scim.ScimPreconditionFailed | SqlError>
-}>()("@agent-platform/server/Scim/ScimUsers") {
+/** SCIM Users; a deletion can also be refused (400 mutability) to keep an active administrator. */
+export class ScimUsers extends Context.Service<ScimUsers, ScimResourceService<Scim.ScimUser, Scim.ScimBadRequest>>()(
+  "@agent-platform/server/Scim/ScimUsers"
+) {
   static readonly layer = Layer.effect(
     ScimUsers,
     Effect.gen(function*() {
@@ -115,10 +78,7 @@ export class ScimUsers extends Context.Service<ScimUsers, {
         })
 
       const found = (caller: ScimCaller, id: string, lock = false) =>
-        Effect.flatMap(
-          repo.find(caller.tenantId, id, lock),
-          (row) => row === undefined ? Effect.fail(notFound(id)) : Effect.succeed(row)
-        )
+        foundOrNotFound("User", id, repo.find(caller.tenantId, id, lock))
 
       const answer = (caller: ScimCaller, id: string, projection: Projection) =>
         Effect.map(found(caller, id), (row) => {
@@ -154,13 +114,7 @@ export class ScimUsers extends Context.Service<ScimUsers, {
         sql.withTransaction(Effect.gen(function*() {
           const row = yield* found(caller, id, true)
           const current = userResource(row, caller.baseUrl)
-          if (!ifMatchAllows(ifMatch, current.meta!.version)) {
-            return yield* Scim.ScimPreconditionFailed.of(
-              `User ${id} has changed since version ${ifMatch}: read it again (its version is ${
-                current.meta!.version
-              }).`
-            )
-          }
+          yield* checkIfMatch("User", id, ifMatch, current.meta!.version)
           const normalized = yield* next(current)
           const user = userWrite(normalized, row.email)
           if (user instanceof Scim.ScimBadRequest) return yield* user
@@ -255,12 +209,7 @@ export class ScimUsers extends Context.Service<ScimUsers, {
         function*(caller: ScimCaller, id: string, ifMatch: string | undefined) {
           yield* sql.withTransaction(Effect.gen(function*() {
             const row = yield* found(caller, id, true)
-            const version = userResource(row, caller.baseUrl).meta!.version
-            if (!ifMatchAllows(ifMatch, version)) {
-              return yield* Scim.ScimPreconditionFailed.of(
-                `User ${id} has changed since version ${ifMatch}: read it again (its version is ${version}).`
-              )
-            }
+            yield* checkIfMatch("User", id, ifMatch, userResource(row, caller.baseUrl).meta!.version)
             yield* keepAnAdmin(caller, row, "deleted")
             // Sessions and memberships go with the row (ON DELETE CASCADE): the user is signed out at once.
             yield* repo.remove(caller.tenantId, id)
@@ -277,15 +226,13 @@ export class ScimUsers extends Context.Service<ScimUsers, {
 
       return ScimUsers.of({
         list: (caller, params) =>
-          Effect.gen(function*() {
-            const page = yield* readPage(sql, fields, params)
-            const { total, rows } = yield* repo.list({ tenantId: caller.tenantId, ...page })
-            return listResponse(
-              page.startIndex,
-              total,
-              rows.map((row) => projected(userResource(row, caller.baseUrl), params))
-            )
-          }),
+          listPage(
+            sql,
+            fields,
+            params,
+            (page) => repo.list({ tenantId: caller.tenantId, ...page }),
+            (row) => projected(userResource(row, caller.baseUrl), params)
+          ),
         get: answer,
         create,
         replace,
