@@ -295,9 +295,11 @@ try {
       [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]
     const { busy, during, idle, postMs, readyMs } = responsiveness
     const latencies = (values: ReadonlyArray<number>) =>
-      values.length === 0 ? "no probe" : `${pct(values, 0.5).toFixed(1)} / ${pct(values, 0.99).toFixed(1)} / ${
-        Math.max(...values).toFixed(1)
-      } ms  (p50 / p99 / max, ${values.length} probes; goal max <= 100 ms)`
+      values.length === 0 ?
+        "no probe" :
+        `${pct(values, 0.5).toFixed(1)} / ${pct(values, 0.99).toFixed(1)} / ${
+          Math.max(...values).toFixed(1)
+        } ms  (p50 / p99 / max, ${values.length} probes; goal max <= 100 ms)`
     report("baseline: GET /health latency, idle (p50 / p99 / max)", latencies(idle).replace(/;.*\)$/u, ")"))
     report(`GET /health while 2 MiB are POSTed (${postMs.toFixed(0)} ms to 201)`, latencies(during))
     report(`GET /health while 2 MiB are processed (${(readyMs / 1000).toFixed(1)} s to ready)`, latencies(busy))
