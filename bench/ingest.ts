@@ -35,6 +35,8 @@ const profileDir = process.env.BENCH_PROFILE === "1"
   ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
   : undefined
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
+/** How many times the 2 MiB document is POSTed (each but the last deleted at once), for enough probes. */
+const bigPosts = Number(process.env.BENCH_BIG_POSTS ?? 5)
 const documentBytes = 4096
 const sessionSecret = "bench-ingest-session-secret-0123456789abcdef"
 
@@ -232,12 +234,28 @@ try {
       prober.once("error", reject)
     })
     await new Promise((resolve) => setTimeout(resolve, 100))
+    // The upload is short: `bigPosts` of them, each but the last deleted once accepted, for enough probes.
+    const postWindows: Array<readonly [number, number]> = []
+    const postMsEach: Array<number> = []
+    const epochNow = () => performance.timeOrigin + performance.now()
+    let file_id = ""
+    for (let i = 0; i < bigPosts; i++) {
+      const sent = epochNow()
+      const accepted = await big.knowledge.ingest({
+        payload: { agent_id: agent.id, filename: `big-${i}.md`, content: text.slice(0, 2 * 1024 * 1024) }
+      })
+      const returned = epochNow()
+      postWindows.push([sent, returned])
+      postMsEach.push(returned - sent)
+      file_id = accepted.file_id
+      if (i < bigPosts - 1) {
+        await big.knowledge.delete({ params: { id: file_id } })
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
     const bigStarted = performance.now()
-    const { file_id } = await big.knowledge.ingest({
-      payload: { agent_id: agent.id, filename: "big.md", content: text.slice(0, 2 * 1024 * 1024) }
-    })
-    const postReturnedAt = performance.timeOrigin + performance.now()
-    const postMs = performance.now() - bigStarted
+    const postReturnedAt = epochNow()
+    const postMs = Math.max(...postMsEach)
     try {
       for (;;) {
         await new Promise((resolve) => setTimeout(resolve, 500))
@@ -251,8 +269,9 @@ try {
     } finally {
       prober.postMessage("stop")
     }
-    // A probe that started before the POST returned counts for the upload, the others for the processing.
-    const during = (await samples).filter(([at]) => at < postReturnedAt).map(([, latency]) => latency)
+    // A probe that started during a POST counts for the upload, one after the last for the processing.
+    const during = (await samples).filter(([at]) => postWindows.some(([from, to]) => at >= from && at < to))
+      .map(([, latency]) => latency)
     const busy = (await samples).filter(([at]) => at >= postReturnedAt).map(([, latency]) => latency)
     await prober.terminate()
     responsiveness = { idle, during, postMs, busy, readyMs: performance.now() - bigStarted }
@@ -317,7 +336,10 @@ try {
           Math.max(...values).toFixed(1)
         } ms  (p50 / p99 / max, ${values.length} probes; goal max <= 100 ms)`
     report("baseline: GET /health latency, idle (p50 / p99 / max)", latencies(idle).replace(/;.*\)$/u, ")"))
-    report(`GET /health while 2 MiB are POSTed (${postMs.toFixed(0)} ms to 201)`, latencies(during))
+    report(
+      `GET /health while 2 MiB are POSTed (${bigPosts} POSTs, <= ${postMs.toFixed(0)} ms to 201)`,
+      latencies(during)
+    )
     report(`GET /health while 2 MiB are processed (${(readyMs / 1000).toFixed(1)} s to ready)`, latencies(busy))
   }
   report(
