@@ -15,7 +15,7 @@ import { chunkOverlap, chunkTarget, chunkText, normalizeDocument, summarize } fr
 import { defaultOptions, IngestionQueue, sectionSize, sectionsOf } from "../src/Knowledge/IngestionQueue.ts"
 import { IngestionWorker } from "../src/Knowledge/IngestionWorker.ts"
 import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
-import { KnowledgeRepo } from "../src/Knowledge/KnowledgeRepo.ts"
+import { KnowledgeRepo, partSize } from "../src/Knowledge/KnowledgeRepo.ts"
 import { Retrieval } from "../src/Knowledge/Retrieval.ts"
 import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
@@ -629,6 +629,58 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("Ingesting 2 MiB whi
         // Nothing lost at the end: the last paragraph is in the last chunk.
         const lastParagraph = twoMiB.trimEnd().split("\n\n").at(-1)!.slice(0, 40)
         assert.include(row.last, lastParagraph.slice(0, 20))
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.effect(
+    "2 MiB of multi-byte text is stored in parts and comes back byte-identical, to exactly the chunks of the whole",
+    () =>
+      Effect.gen(function*() {
+        const admin = yield* adminClient
+        const space = yield* admin.api.admin.createSpace({ payload: { code: "utf8", name: "Multi-byte" } })
+        const agent = yield* admin.api.agentsAdmin.create({
+          payload: { space_id: space.id, name: "Translator", summary: "", is_primary: true }
+        })
+        const { key } = yield* createKey(["files"], { space_id: space.id })
+        // An emoji (a surrogate pair) across the first part boundary, then accents, CJK and emoji up to 2 MiB.
+        let content = `${"a".repeat(partSize - 1)}🚚\n\n`
+        let bytes = Buffer.byteLength(content)
+        for (let i = 0;; i++) {
+          const paragraph = `Absatz ${i}: Größe der Sendung ${i % 31} — 東京の倉庫 🚚📦 liefert vor Mittag.\n\n`
+          const size = Buffer.byteLength(paragraph)
+          if (bytes + size > 2 * 1024 * 1024) break
+          content += paragraph
+          bytes += size
+        }
+        const accepted = yield* http(
+          "/v1/knowledge/ingest",
+          json("POST", { agent_id: agent.id, filename: "utf8.md", content }, bearer(key))
+        )
+        assert.strictEqual(accepted.status, 201, JSON.stringify(accepted.body))
+        const fileId = accepted.body.file_id as string
+        const deadline = Date.now() + 170_000
+        let file: any
+        for (;;) {
+          const listed = yield* http(`/v1/knowledge?agent_id=${agent.id}`, { headers: bearer(key) })
+          file = listed.body.files.find((f: any) => f.id === fileId)
+          if (file.status === "ready" || file.status === "failed" || Date.now() > deadline) break
+          yield* Effect.sleep("100 millis")
+        }
+        assert.strictEqual(file.status, "ready", JSON.stringify(file))
+        assert.strictEqual(file.size_bytes, bytes)
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ parts: number; text: string; inline: string }>`
+          SELECT count(*)::int AS parts, string_agg(p.content, '' ORDER BY p.part) AS text,
+                 (SELECT content FROM knowledge_files WHERE id = ${fileId}) AS inline
+          FROM knowledge_file_parts p WHERE p.file_id = ${fileId}`
+        assert.isAbove(stored.parts, 1)
+        assert.strictEqual(stored.inline, "")
+        assert.isTrue(Buffer.from(stored.text).equals(Buffer.from(content)), "the stored text differs from the upload")
+        const expected = sectionsOf(content).flatMap((section) => chunkText(normalizeDocument(section)))
+        const chunks = (yield* chunksOf(fileId)).map((chunk) => chunk.content)
+        assert.strictEqual(chunks.length, expected.length)
+        assert.deepStrictEqual(chunks, expected)
       }),
     { timeout: 180_000 }
   )

@@ -29,7 +29,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { ModelNames } from "../Ai/ModelNames.ts"
 import { DatabaseMode } from "../Platform/Database.ts"
 import { chunkText, normalizeDocument, summarize, UnprocessableDocument } from "./Chunking.ts"
-import { type ClaimedFile, type FileChunk, KnowledgeRepo } from "./KnowledgeRepo.ts"
+import { type ClaimedFile, codePoints, type FileChunk, KnowledgeRepo } from "./KnowledgeRepo.ts"
 
 export interface IngestionOptions {
   /** Files claimed per batch. */
@@ -74,12 +74,16 @@ const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => set
 /**
  * Where the section that starts a longer text ends in `window` (its first
  * `sectionSize` characters): after the last paragraph break (a blank line), or
- * line break, in its second half, or at its end.
+ * line break, in its second half, or at its end (before a surrogate pair's first half there).
  */
 const sectionCut = (window: string): number => {
   const paragraph = window.lastIndexOf("\n\n")
   const line = window.lastIndexOf("\n")
-  return paragraph > sectionSize / 2 ? paragraph + 2 : line > sectionSize / 2 ? line + 1 : window.length
+  if (paragraph > sectionSize / 2) return paragraph + 2
+  if (line > sectionSize / 2) return line + 1
+  // Never between the two halves of a surrogate pair (an emoji): the pair goes to the next section.
+  const last = window.charCodeAt(window.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? window.length - 1 : window.length
 }
 
 /**
@@ -97,16 +101,6 @@ export const sectionsOf = (content: string): Array<string> => {
   }
   sections.push(content.slice(from))
   return sections
-}
-
-/** Code points of a string (what PostgreSQL's `substr` counts). */
-const codePoints = (text: string): number => {
-  let count = 0
-  for (let i = 0; i < text.length; i++, count++) {
-    const c = text.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++ // a surrogate pair is one character
-  }
-  return count
 }
 
 /** Bytes of a file's text claimed with it; a longer text is read a section at a time. */

@@ -10,7 +10,10 @@ import type { SqlError } from "effect/sql/SqlError"
 import { isUuid } from "../Platform/Ids.ts"
 import { Notifications } from "../Platform/Notifications.ts"
 import { binaryContentProblem, storableText } from "./Chunking.ts"
-import { type FileRow, KnowledgeRepo } from "./KnowledgeRepo.ts"
+import { type FileRow, KnowledgeRepo, partSize } from "./KnowledgeRepo.ts"
+
+/** Lets the event loop run what waits (requests, timers) before the next slice of work. */
+const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /** The Notifications topic that wakes the ingestion worker up. */
 export const ingestTopic = "knowledge_ingest"
@@ -61,6 +64,9 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         readonly filename: string
         readonly content: string
       }) {
+        // A long text: let the requests that waited while its body was parsed and decoded run before it is checked.
+        const long = input.content.length > partSize
+        if (long) yield* yieldToEventLoop
         const filename = input.filename.trim()
         const sizeBytes = Buffer.byteLength(input.content, "utf8")
         if (filename.length === 0 || filename.length > Knowledge.maxFilenameLength) {
@@ -73,6 +79,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         }
         const agentNotFound = new Errors.NotFound({ error: `agent ${input.agentId} not found` })
         if (!isUuid(input.agentId)) return yield* agentNotFound
+        if (long) yield* yieldToEventLoop
         const row = yield* repo.insertFile({
           tenantId: input.tenantId,
           agentId: input.agentId,

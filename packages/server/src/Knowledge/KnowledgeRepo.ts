@@ -65,6 +65,40 @@ const elements = (vector: ReadonlyArray<number>) => {
   return text
 }
 
+/**
+ * UTF-16 units of an uploaded text stored in one statement: a longer text is
+ * stored in parts of at most this many (migration 0018), each at most 192 KiB
+ * of UTF-8, which the embedded database writes in a few milliseconds.
+ */
+export const partSize = 64 * 1024
+
+/** Lets the event loop run what waits (requests, timers) before the next statement. */
+const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/** Code points of a string (what PostgreSQL's `substr` and `length` count). */
+export const codePoints = (text: string): number => {
+  let count = 0
+  for (let i = 0; i < text.length; i++, count++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++ // a surrogate pair is one character
+  }
+  return count
+}
+
+/** A text cut in pieces of at most `partSize` UTF-16 units, never between the halves of a surrogate pair. */
+export const partsOf = (text: string): Array<string> => {
+  const parts: Array<string> = []
+  let from = 0
+  while (from < text.length) {
+    let to = Math.min(text.length, from + partSize)
+    const last = text.charCodeAt(to - 1)
+    if (to < text.length && last >= 0xd800 && last <= 0xdbff) to--
+    parts.push(text.slice(from, to))
+    from = to
+  }
+  return parts
+}
+
 export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
   /** Queues a file for an agent of the tenant; `undefined` (nothing written) when there is no such agent. */
   readonly insertFile: (file: {
@@ -206,16 +240,35 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
 
       return KnowledgeRepo.of({
         // One statement: the agent check and the insert (an ingest is on the hot path of the embedded database).
-        insertFile: (file) =>
-          Effect.map(
-            sql<FileRow>`
-              INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_problem, size_bytes)
-              SELECT ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.filename}::text, ${file.content}::text,
-                     ${file.contentProblem}::text, ${file.sizeBytes}::int
-              WHERE EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${file.tenantId} AND id = ${file.agentId})
-              RETURNING ${columns}`,
-            (rows) => rows[0]
-          ),
+        insertFile: (file) => {
+          const insertRow = (content: string) =>
+            Effect.map(
+              sql<FileRow>`
+                INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_problem, size_bytes)
+                SELECT ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.filename}::text, ${content}::text,
+                       ${file.contentProblem}::text, ${file.sizeBytes}::int
+                WHERE EXISTS (SELECT 1 FROM agents WHERE tenant_id = ${file.tenantId} AND id = ${file.agentId})
+                RETURNING ${columns}`,
+              (rows) => rows[0]
+            )
+          if (file.content.length <= partSize) return insertRow(file.content)
+          // A long text: the row, then its parts one statement each, letting requests run between them
+          // (migration 0018). One transaction, so the worker never claims a file whose parts are not all there.
+          return sql.withTransaction(Effect.gen(function*() {
+            const row = yield* insertRow("")
+            if (row === undefined) return undefined
+            let startChar = 0
+            for (const [part, text] of partsOf(file.content).entries()) {
+              yield* yieldToEventLoop
+              const chars = codePoints(text)
+              yield* sql`
+                INSERT INTO knowledge_file_parts (file_id, part, start_char, chars, content)
+                VALUES (${row.id}, ${part}, ${startChar}, ${chars}, ${text})`
+              startChar += chars
+            }
+            return row
+          }))
+        },
         listFiles: (tenantId, agentId) =>
           agentId === undefined
             ? sql<
@@ -249,12 +302,22 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
             ) AS due
             WHERE f.id = due.id
             RETURNING f.id, f.tenant_id, f.agent_id, f.filename,
-                      CASE WHEN octet_length(f.content) <= ${inlineContentBytes} THEN f.content END AS content,
+                      CASE WHEN f.size_bytes <= ${inlineContentBytes} THEN f.content END AS content,
                       f.content_problem, f.attempts`,
+        // From the parts that overlap the range when the text is stored in parts (migration 0018), else the column.
         readContent: (fileId, from, length) =>
           Effect.map(
             sql<{ part: string | null }>`
-              SELECT substr(content, ${from + 1}, ${length}) AS part FROM knowledge_files WHERE id = ${fileId}`,
+              SELECT coalesce(
+                (SELECT string_agg(
+                    substr(p.content, greatest(${from}::int - p.start_char, 0) + 1,
+                           ${from + length}::int - greatest(${from}::int, p.start_char)),
+                    '' ORDER BY p.part)
+                 FROM knowledge_file_parts p
+                 WHERE p.file_id = ${fileId} AND p.start_char < ${from + length}::int
+                   AND p.start_char + p.chars > ${from}::int),
+                (SELECT substr(content, ${from + 1}, ${length}) FROM knowledge_files WHERE id = ${fileId})
+              ) AS part`,
             (rows) => rows[0]?.part ?? ""
           ),
         requeueOtherModels: (model) =>

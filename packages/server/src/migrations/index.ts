@@ -20,6 +20,7 @@ import cronRuns from "./0013_cron_runs.ts"
 import agentListCache from "./0014_agent_list_cache.ts"
 import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
 import knowledgeWritePath from "./0017_knowledge_write_path.ts"
+import knowledgeFileParts from "./0018_knowledge_file_parts.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -36,5 +37,6 @@ export const migrations = Migrator.fromRecord({
   "0013_cron_runs": cronRuns,
   "0014_agent_list_cache": agentListCache,
   "0016_webhook_claim_indexes": webhookClaimIndexes,
-  "0017_knowledge_write_path": knowledgeWritePath
+  "0017_knowledge_write_path": knowledgeWritePath,
+  "0018_knowledge_file_parts": knowledgeFileParts
 })
