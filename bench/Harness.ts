@@ -170,14 +170,13 @@ export const seedAgentsAndKeys = async (url: string, keyCount: number) => {
 }
 
 /**
- * Runs `use` with the URL of a new database on the PostgreSQL server at
- * `serverUrl`, named after `purpose`, and drops it afterwards.
+ * Creates a new database on the PostgreSQL server at `serverUrl`, named
+ * after `purpose`: its URL, and `drop` to remove it afterwards.
  */
-export const withBenchDatabase = async <A>(
+export const createBenchDatabase = async (
   serverUrl: string,
-  purpose: string,
-  use: (url: string) => Promise<A>
-): Promise<A> => {
+  purpose: string
+): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
   const name = `ap_bench_${purpose}_${process.pid}_${Date.now()}`
   const onServer = async (statement: string) => {
     const client = new pg.Client({ connectionString: serverUrl })
@@ -186,11 +185,24 @@ export const withBenchDatabase = async <A>(
     await client.end()
   }
   await onServer(`CREATE DATABASE "${name}"`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) }
+}
+
+/**
+ * Runs `use` with the URL of a new database on the PostgreSQL server at
+ * `serverUrl`, named after `purpose`, and drops it afterwards.
+ */
+export const withBenchDatabase = async <A>(
+  serverUrl: string,
+  purpose: string,
+  use: (url: string) => Promise<A>
+): Promise<A> => {
+  const database = await createBenchDatabase(serverUrl, purpose)
   try {
-    const url = new URL(serverUrl)
-    url.pathname = `/${name}`
-    return await use(url.toString())
+    return await use(database.url)
   } finally {
-    await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await database.drop()
   }
 }

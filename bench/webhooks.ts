@@ -29,7 +29,7 @@ import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { benchAdmin, ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
+import { benchAdmin, createBenchDatabase, ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
@@ -184,7 +184,12 @@ const waitHealthy = async (url: string, child: ChildProcess) => {
 // ---------------------------------------------------------------------------
 // Phase 1: queue the deliveries with the api role.
 
-const databaseUrl = process.env.BENCH_DATABASE_URL
+// On PostgreSQL, a database of its own, migrated from scratch and dropped at the end.
+const serverUrl = process.env.BENCH_DATABASE_URL
+const benchDatabase = serverUrl === undefined || serverUrl === ""
+  ? undefined
+  : await createBenchDatabase(serverUrl, "webhooks")
+const databaseUrl = benchDatabase?.url
 const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-webhooks-"))
 const env: Record<string, string> = {
   ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
@@ -349,4 +354,5 @@ try {
   receiver.closeAllConnections()
   receiver.close()
   rmSync(dataDir, { recursive: true, force: true })
+  await benchDatabase?.drop()
 }
