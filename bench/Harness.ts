@@ -3,6 +3,7 @@
  * `pnpm start` does (the bundled server), waiting until it is healthy, and
  * printing figures.
  */
+import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
@@ -206,3 +207,45 @@ export const withBenchDatabase = async <A>(
     await database.drop()
   }
 }
+
+/** What one load run measured. */
+export interface LoadResult {
+  readonly rps: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly requests: number
+}
+
+/** GET `url` with autocannon for `duration` seconds over `connections`, each request with the next of `headers`. */
+export const load = (
+  url: string,
+  headers: ReadonlyArray<Record<string, string>>,
+  options: { readonly connections: number; readonly duration: number }
+): Promise<LoadResult> =>
+  new Promise((resolve, reject) => {
+    let next = 0
+    autocannon({
+      url,
+      connections: options.connections,
+      duration: options.duration,
+      requests: [{
+        method: "GET",
+        setupRequest: (request) => ({
+          ...request,
+          headers: { ...request.headers, ...headers[next++ % headers.length] }
+        })
+      }]
+    }, (error, result) => {
+      if (error) return reject(error)
+      resolve({
+        rps: result.requests.average,
+        p99: result.latency.p99,
+        non2xx: result.non2xx,
+        requests: result.requests.total
+      })
+    })
+  })
+
+/** The middle value (the upper one of an even count). */
+export const median = (values: ReadonlyArray<number>) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

@@ -23,7 +23,6 @@
  *
  *   pnpm bench:auth     (BENCH_SECONDS=8, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=600)
  */
-import autocannon from "autocannon"
 import { createHash } from "node:crypto"
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -31,6 +30,9 @@ import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
 import {
   benchAdmin,
+  load as loadWith,
+  type LoadResult,
+  median,
   report,
   seedAgentsAndKeys,
   type Service,
@@ -47,40 +49,11 @@ const keyCount = Number(process.env.BENCH_KEYS ?? 600)
 const profile = process.env.BENCH_PROFILE === "1"
 const sessionSecret = "bench-auth-session-secret-0123456789abcdef"
 
-interface Result {
-  readonly rps: number
-  readonly p99: number
-  readonly non2xx: number
-  readonly requests: number
-}
+type Result = LoadResult
 
 /** Load on `url` for `duration` seconds, each request with the next of `headers`. */
-const load = (url: string, headers: ReadonlyArray<Record<string, string>>, duration = seconds): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    let next = 0
-    autocannon({
-      url,
-      connections,
-      duration,
-      requests: [{
-        method: "GET",
-        setupRequest: (request) => ({
-          ...request,
-          headers: { ...request.headers, ...headers[next++ % headers.length] }
-        })
-      }]
-    }, (error, result) => {
-      if (error) return reject(error)
-      resolve({
-        rps: result.requests.average,
-        p99: result.latency.p99,
-        non2xx: result.non2xx,
-        requests: result.requests.total
-      })
-    })
-  })
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const load = (url: string, headers: ReadonlyArray<Record<string, string>>, duration = seconds) =>
+  loadWith(url, headers, { connections, duration })
 
 interface Target {
   readonly label: string

@@ -20,11 +20,13 @@
  *
  *   pnpm bench:scale    (BENCH_SECONDS=6, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=1000)
  */
-import autocannon from "autocannon"
 import { cpus, loadavg } from "node:os"
 import pg from "pg"
 import {
   benchAdmin,
+  load as loadWith,
+  type LoadResult,
+  median,
   report,
   seedAgentsAndKeys,
   type Service,
@@ -39,36 +41,14 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
 // Each key may make 300 requests a minute (the data class limit): enough keys that none is refused.
 const keyCount = Number(process.env.BENCH_KEYS ?? 1000)
 
-interface Result {
-  readonly rps: number
-  readonly p99: number
-  readonly non2xx: number
+interface Result extends Omit<LoadResult, "requests"> {
   /** Committed database transactions per request served (the statistics of the bench's database). */
   readonly commitsPerRequest?: number
 }
 
 /** Load on `url` for `duration` seconds, each request with the next key. */
 const load = (url: string, headers: ReadonlyArray<Record<string, string>>, duration = seconds): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    let next = 0
-    autocannon({
-      url,
-      connections,
-      duration,
-      requests: [{
-        method: "GET",
-        setupRequest: (request) => ({
-          ...request,
-          headers: { ...request.headers, ...headers[next++ % headers.length] }
-        })
-      }]
-    }, (error, result) => {
-      if (error) return reject(error)
-      resolve({ rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx })
-    })
-  })
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  loadWith(url, headers, { connections, duration })
 
 const serverUrl = process.env.BENCH_DATABASE_URL
 const redisUrl = process.env.BENCH_REDIS_URL

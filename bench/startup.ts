@@ -13,7 +13,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, ms, report, rssMiB, startService, withBenchDatabase } from "./Harness.ts"
+import { freePort, median, ms, report, rssMiB, startService, withBenchDatabase } from "./Harness.ts"
 
 const baseline = async (): Promise<number> => {
   const port = await freePort()
@@ -52,8 +52,6 @@ const bareIdleRss = async () => {
   child.kill()
   return rss
 }
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 const runs = Number(process.env.BENCH_RUNS ?? 3)
 const bare = median(
