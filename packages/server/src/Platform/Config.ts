@@ -13,6 +13,8 @@ export interface ServerConfigShape {
   readonly port: number
   /** Real PostgreSQL; `None` runs the embedded PGlite database in `dataDir`. */
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** Connections this process may open to `DATABASE_URL` (PostgreSQL mode). */
+  readonly databasePoolSize: number
   readonly dataDir: string
   /** Redis for the key-value store and shared rate limits; `None` keeps them in PostgreSQL / memory. */
   readonly redisUrl: Option.Option<Redacted.Redacted>
@@ -63,6 +65,9 @@ const list = (name: string) =>
     Config.withDefault<ReadonlyArray<string>>([])
   )
 
+/** Connections per process to PostgreSQL unless `DATABASE_POOL_SIZE` says otherwise. */
+export const defaultDatabasePoolSize = 20
+
 export const serverConfig = Config.all({
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   // 0 asks the OS for a free port (tests).
@@ -72,6 +77,7 @@ export const serverConfig = Config.all({
   )
     .pipe(Config.withDefault(8080)),
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  databasePoolSize: positiveInt("DATABASE_POOL_SIZE", defaultDatabasePoolSize),
   dataDir: Config.NonEmptyString("DATA_DIR").pipe(Config.withDefault("./.data")),
   redisUrl: Config.option(Config.Redacted("REDIS_URL")),
   redisPrefix: Config.String("REDIS_PREFIX").pipe(Config.withDefault("agent-platform:")),

@@ -7,7 +7,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import { migrations } from "../migrations/index.ts"
-import { ServerConfig } from "./Config.ts"
+import { defaultDatabasePoolSize, ServerConfig } from "./Config.ts"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 
 /** Which backend serves the database, for the few places that must know. */
@@ -15,10 +15,10 @@ export class DatabaseMode extends Context.Service<DatabaseMode, {
   readonly kind: "postgres" | "embedded"
 }>()("@agent-platform/server/Platform/DatabaseMode") {}
 
-/** Real PostgreSQL at `url`. */
-export const layerPostgres = (url: PgClient.PgPoolConfig["url"]) =>
+/** Real PostgreSQL at `url`, with at most `poolSize` connections from this process. */
+export const layerPostgres = (url: PgClient.PgPoolConfig["url"], poolSize = defaultDatabasePoolSize) =>
   Layer.merge(
-    PgClient.layer({ url, maxConnections: 20, applicationName: "agent-platform" }),
+    PgClient.layer({ url, maxConnections: poolSize, applicationName: "agent-platform" }),
     Layer.succeed(DatabaseMode, { kind: "postgres" })
   )
 
@@ -31,7 +31,7 @@ export const DatabaseLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   return Option.match(config.databaseUrl, {
     onNone: () => layerEmbedded({ dataDir: config.dataDir }),
-    onSome: (url) => layerPostgres(url)
+    onSome: (url) => layerPostgres(url, config.databasePoolSize)
   })
 }))
 
