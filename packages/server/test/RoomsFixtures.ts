@@ -1,6 +1,7 @@
 /** Fixtures of the rooms tests: the flag, spaces with agents, people, rooms, and raw room-chat calls. */
 import type * as Sdk from "@agent-platform/sdk"
 import { Effect } from "effect"
+import { spaceWithAgent } from "./Catalog.ts"
 import { adminClient, http, json, sessionCookie, signIn, TestServer } from "./TestServer.ts"
 
 /** Turns the tenant's `feature_war_rooms` flag on (or off) as the bootstrap admin or `as`. */
@@ -20,16 +21,10 @@ export const setPushFlag = (on: boolean, as?: Sdk.Connected) =>
 export const roomSpace = (as?: Sdk.Connected) =>
   Effect.gen(function*() {
     const admin = as ?? (yield* adminClient)
-    const code = `rooms-${crypto.randomUUID().slice(0, 8)}`
-    const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
-    const support = yield* admin.api.agentsAdmin.create({
-      payload: {
-        space_id: space.id,
-        name: "Support",
-        summary: "Customer support: orders, returns and refunds",
-        is_primary: true
-      }
-    })
+    const { space, agent: support } = yield* spaceWithAgent(
+      { name: "Support", summary: "Customer support: orders, returns and refunds" },
+      admin
+    )
     const seeded = yield* admin.api.blueprints.seedDefaults({ payload: { space_id: space.id } })
     return { admin, space, support, seeded }
   }).pipe(Effect.orDie)
