@@ -106,15 +106,20 @@ const percent = (value: number, reference: number) => {
   return `${change >= 0 ? "+" : ""}${change.toFixed(1)} %`
 }
 
-/** Where a sample's memory is: V8's heap (young and old spaces), array buffers (PGlite's WASM memory among them), the rest. */
+/**
+ * Where a sample's memory is, in MiB: V8's heap (used/reserved, and its young
+ * and old generations), memory outside it that JS objects own (external:
+ * PGlite's WASM memory, array buffers), and the rest (code, stacks, native
+ * allocations, the binary's pages).
+ */
 const breakdownOf = ({ breakdown }: Point) =>
   breakdown === undefined ?
     "" :
     `   [heap ${breakdown.heapUsed.toFixed(0)}/${breakdown.heapTotal.toFixed(0)} (new ${
       (breakdown.spaces.new_space ?? 0).toFixed(0)
-    }, old ${(breakdown.spaces.old_space ?? 0).toFixed(0)}), array buffers ${
+    }, old ${(breakdown.spaces.old_space ?? 0).toFixed(0)}), external ${breakdown.external.toFixed(0)} (array buffers ${
       breakdown.arrayBuffers.toFixed(0)
-    }, other ${(breakdown.rss - breakdown.heapTotal - breakdown.external).toFixed(0)}]`
+    }), other ${(breakdown.rss - breakdown.heapTotal - breakdown.external).toFixed(0)}]`
 
 /**
  * The verdict: the RSS once warmed up (after the first tenth of the requests)
