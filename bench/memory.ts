@@ -3,13 +3,19 @@
  * answers BENCH_REQUESTS (default 1,000,000) `GET /v1/agents` with rotating
  * keys, sampled every few seconds. Flat means the RSS at the end, and the
  * highest sample after warm-up, stay within ±10 % of the RSS once warmed up
- * (after the first tenth of the requests). The baseline is a bare node:http
+ * (after the first tenth of the requests); the idle RSS (before the first
+ * request) is printed beside them. Each figure comes with where the memory is
+ * (bench/servers/MemoryProbe.mjs, loaded into the service), and the run with
+ * the service's CPU time per request. The baseline is a bare node:http
  * server's RSS under the same load, measured in the same run.
  *
  * Embedded database by default; BENCH_DATABASE_URL (+ BENCH_REDIS_URL) runs it
  * on PostgreSQL instead (a database of its own, dropped afterwards).
  *
  *   pnpm bench:memory     (BENCH_REQUESTS=1000000, BENCH_CONNECTIONS=32, BENCH_KEYS=1000)
+ *
+ * BENCH_NODE_ARGS passes flags to the service's node (e.g. `--trace-gc`,
+ * written to the service's log, whose path is then printed).
  */
 import autocannon from "autocannon"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
