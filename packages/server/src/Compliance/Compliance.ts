@@ -9,7 +9,7 @@ import { type Compliance as Domain, Errors } from "@agent-platform/domain"
 import { Context, Effect, Layer, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLog } from "../Audit/AuditLog.ts"
-import { csvBody, jsonArrayBody } from "../Exports/Csv.ts"
+import { csvBody, csvPageSize, jsonArrayBody } from "../Exports/Csv.ts"
 import type { Download } from "../Exports/Download.ts"
 import { between, lastDays } from "../Exports/Period.ts"
 import { isUuid } from "../Platform/Ids.ts"
@@ -18,7 +18,7 @@ import { FeatureGate } from "./FeatureGate.ts"
 import { csvHeader, decodeCursor, encodeCursor, toCsvRow, toProvenanceRow } from "./Provenance.ts"
 
 export const defaultPageSize = 100
-/** Rows per database read while exporting. */
+/** Rows per database read while exporting as JSON (CSV reads `csvPageSize`). */
 export const exportBatchSize = 2000
 
 export interface ProvenanceRequest {
@@ -129,7 +129,12 @@ export class Compliance extends Context.Service<Compliance, {
       ) {
         yield* enabled(tenantId)
         const period = yield* between(request.from, request.to)
-        const pages = repo.pages({ tenantId, start: period.start, end: period.end, limit: exportBatchSize })
+        const pages = repo.pages({
+          tenantId,
+          start: period.start,
+          end: period.end,
+          limit: request.format === "csv" ? csvPageSize : exportBatchSize
+        })
         return {
           filename: `provenance-${period.from}-${period.to}.${request.format}`,
           contentType: request.format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",

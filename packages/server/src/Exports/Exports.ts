@@ -9,14 +9,11 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
-import { csvBody } from "./Csv.ts"
+import { csvBody, csvPageSize } from "./Csv.ts"
 import type { Download } from "./Download.ts"
 import { type DayMetricsRow, ExportsRepo, type MessageExportRow } from "./ExportsRepo.ts"
 import { between, daysOf, lastDays } from "./Period.ts"
 import { renderRoiReport } from "./RoiReport.ts"
-
-/** Messages per database read while exporting. */
-export const exportBatchSize = 2000
 
 const conversationsHeader = [
   "chat_id",
@@ -86,7 +83,7 @@ export class Exports extends Context.Service<Exports, {
             start: period.start,
             end: period.end,
             spaceId,
-            batchSize: exportBatchSize
+            batchSize: csvPageSize
           })
           return {
             filename: `conversations-${period.from}-${period.to}.csv`,
