@@ -17,7 +17,7 @@
  * `bench:webhooks`). Its sockets resolve through the guard's `lookup`, so the
  * address connected to is one the guard checked. Importing undici makes its
  * Agent the process's global `fetch` dispatcher unless one is set already
- * (Node's own `fetch` is the same client, so nothing else changes).
+ * (Node 20's own `fetch` is undici 6 too, so nothing else changes).
  *
  * The circuit breaker's bookkeeping costs as much as the call itself, so a
  * host whose last outcome was a success (and whose circuit has not left
