@@ -404,6 +404,23 @@ describe("Hashing embedder (embedded-hashing-v2)", () => {
       assert.strictEqual(response.usage.inputTokens, 5)
       assert.deepStrictEqual((yield* model.embed("shipping times")).vector, HashingEmbedder.embedText("shipping times"))
     }))
+
+  it.effect("counts the tokens of any text as the embedded tokenizer does", () =>
+    Effect.gen(function*() {
+      const model = yield* HashingEmbedder.make
+      const texts = [
+        "Refunds: 14 days (e.g. via card) — or 30!",
+        "internationalization\tand\r\nline\vbreaks\f  here...",
+        "control\u0001chars\u001fand\u007fdelete",
+        "Café prices, naïve façades",
+        "",
+        "   "
+      ]
+      for (const text of texts) {
+        const response = yield* model.embedMany([text])
+        assert.strictEqual(response.usage.inputTokens, TokenCount.countTokens(text), JSON.stringify(text))
+      }
+    }))
 })
 
 describe("Embedded tokenizer", () => {

@@ -9,8 +9,8 @@
  *
  * Fast, as ingestion embeds every chunk: each word's stem and hashes are
  * memoized, ASCII text is split into words without a regular expression or
- * Unicode normalization, and a text's features are counted by sorting a
- * reused typed array instead of in maps.
+ * Unicode normalization (its tokens are counted in the same pass), and a
+ * text's features are counted by sorting a reused typed array instead of in maps.
  */
 import { Effect, Layer } from "effect"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
@@ -76,31 +76,43 @@ let bigramScratch = new Uint32Array(1024)
 
 const isAscii = /^[\x00-\x7f]*$/u
 
-/** Collects the text's topic terms into `termScratch`; returns how many. */
-const collectTerms = (text: string): number => {
+/** ASCII whitespace as `\s` matches it: tab, line feed, vertical tab, form feed, carriage return, space. */
+const isAsciiSpace = (c: number) => c === 32 || (c >= 9 && c <= 13)
+
+/**
+ * Collects the text's topic terms into `termScratch`: how many, and the
+ * text's tokens (`countTokens`), counted while its ASCII words are read.
+ */
+const collectTerms = (text: string): { readonly terms: number; readonly tokens: number } => {
   let count = 0
-  if (isAscii.test(text)) {
-    // ASCII needs no Unicode normalization: words are runs of letters and digits, lower-cased.
-    const lower = text.toLowerCase()
-    let start = -1
-    for (let i = 0; i <= lower.length; i++) {
-      const c = i < lower.length ? lower.charCodeAt(i) : 0
-      const wordChar = (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
-      if (wordChar) {
-        if (start < 0) start = i
-      } else if (start >= 0) {
-        const term = termOf(lower.slice(start, i))
-        if (term !== null) termScratch[count++] = term
-        start = -1
-      }
-    }
-  } else {
+  if (!isAscii.test(text)) {
     for (const word of words(text)) {
       const term = termOf(word)
       if (term !== null) termScratch[count++] = term
     }
+    return { terms: count, tokens: countTokens(text) }
   }
-  return count
+  // ASCII needs no Unicode normalization: words are runs of letters and digits, lower-cased. As in
+  // `countTokens`, a word is a token per six characters begun, any other character but a space one token.
+  const lower = text.toLowerCase()
+  let tokens = 0
+  let start = -1
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0
+    const wordChar = (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
+    if (wordChar) {
+      if (start < 0) start = i
+      continue
+    }
+    if (start >= 0) {
+      tokens += Math.ceil((i - start) / 6)
+      const term = termOf(lower.slice(start, i))
+      if (term !== null) termScratch[count++] = term
+      start = -1
+    }
+    if (i < lower.length && !isAsciiSpace(c)) tokens++
+  }
+  return { terms: count, tokens }
 }
 
 /** Adds each distinct hash of `hashes[0, n)` with weight `(1 + log(count)) * scale`. */
@@ -117,10 +129,10 @@ const addFeatures = (vector: Float64Array, hashes: Uint32Array, n: number, scale
   }
 }
 
-/** The embedding of a text: a unit vector, or all zeros for a text without topic words. */
-export const embedText = (text: string): Array<number> => {
+/** The embedding of a text (a unit vector, or all zeros for a text without topic words) and its tokens. */
+const embedCounted = (text: string): { readonly vector: Array<number>; readonly tokens: number } => {
   if (termScratch.length < text.length) termScratch = new Array(text.length)
-  const n = collectTerms(text)
+  const { terms: n, tokens } = collectTerms(text)
   if (unigramScratch.length < n) {
     unigramScratch = new Uint32Array(n * 2)
     bigramScratch = new Uint32Array(n * 2)
@@ -138,8 +150,11 @@ export const embedText = (text: string): Array<number> => {
   norm = Math.sqrt(norm)
   const result = new Array<number>(dimensions)
   for (let i = 0; i < dimensions; i++) result[i] = norm === 0 ? 0 : vector[i] / norm
-  return result
+  return { vector: result, tokens }
 }
+
+/** The embedding of a text: a unit vector, or all zeros for a text without topic words. */
+export const embedText = (text: string): Array<number> => embedCounted(text).vector
 
 /** Cosine similarity of two vectors of the same length (0 when either is all zeros). */
 export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => {
@@ -157,10 +172,15 @@ export const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): numb
 /** The hashing embedder as effect's `EmbeddingModel`; usage counts the inputs' tokens. */
 export const make: Effect.Effect<EmbeddingModel.EmbeddingModel> = EmbeddingModel.make({
   embedMany: ({ inputs }) =>
-    Effect.sync(() => ({
-      results: inputs.map(embedText),
-      usage: { inputTokens: inputs.reduce((sum, input) => sum + countTokens(input), 0) }
-    }))
+    Effect.sync(() => {
+      let inputTokens = 0
+      const results = inputs.map((input) => {
+        const { tokens, vector } = embedCounted(input)
+        inputTokens += tokens
+        return vector
+      })
+      return { results, usage: { inputTokens } }
+    })
 })
 
 /** Provides the hashing embedder and its dimension. */

@@ -5,7 +5,7 @@
  * Deleting a file removes its chunks from search.
  */
 import { Errors, Knowledge } from "@agent-platform/domain"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Queue } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { isUuid } from "../Platform/Ids.ts"
 import { Notifications } from "../Platform/Notifications.ts"
@@ -56,6 +56,24 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
     Effect.gen(function*() {
       const repo = yield* KnowledgeRepo
       const notifications = yield* Effect.serviceOption(Notifications)
+      // One wake-up in flight at a time: ingests committed while it is sent collapse into one more after it (a
+      // sliding queue of one), so a burst of uploads costs a few NOTIFYs, not one statement and commit each.
+      const wakeWorker = yield* Option.match(notifications, {
+        onNone: () => Effect.succeed(Effect.void),
+        onSome: (notifications) =>
+          Effect.gen(function*() {
+            const wakeUps = yield* Queue.sliding<void>(1)
+            yield* Queue.take(wakeUps).pipe(
+              Effect.andThen(notifications.publish(ingestTopic, "")),
+              Effect.catch((error) =>
+                Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error)
+              ),
+              Effect.forever,
+              Effect.forkScoped
+            )
+            return Effect.asVoid(Queue.offer(wakeUps, undefined))
+          })
+      })
       const fileNotFound = (fileId: string) => new Errors.NotFound({ error: `knowledge file ${fileId} not found` })
 
       const ingest = Effect.fn("KnowledgeFiles.ingest")(function*(input: {
@@ -89,13 +107,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
           sizeBytes
         })
         if (row === undefined) return yield* agentNotFound
-        if (Option.isSome(notifications)) {
-          yield* notifications.value.publish(ingestTopic, row.id).pipe(
-            Effect.catch((error) =>
-              Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error)
-            )
-          )
-        }
+        yield* wakeWorker
         return {
           file_id: row.id,
           status: "pending" as const,

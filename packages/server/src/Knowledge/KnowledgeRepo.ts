@@ -54,15 +54,18 @@ const fileColumns =
   `id, tenant_id, agent_id, filename, content_summary, status, error, size_bytes, chunk_count, attempts,
   uploaded_at, processed_at`
 
-/** A vector's elements as SQL text: most of a hashed embedding is zeros, written without `toPrecision`. */
+/**
+ * A vector's elements as SQL text: most of a hashed embedding is zeros, written without `toPrecision`.
+ * Joined once rather than appended element by element: appending builds a rope of a thousand pieces per
+ * chunk that is flattened again when the statement is encoded, four times the work.
+ */
 const elements = (vector: ReadonlyArray<number>) => {
-  let text = ""
+  const texts = new Array<string>(vector.length)
   for (let i = 0; i < vector.length; i++) {
     const x = vector[i]
-    text += i === 0 ? "" : ","
-    text += x === 0 || !Number.isFinite(x) ? "0" : x.toPrecision(7)
+    texts[i] = x === 0 || !Number.isFinite(x) ? "0" : x.toPrecision(7)
   }
-  return text
+  return texts.join(",")
 }
 
 /**
