@@ -2,7 +2,8 @@
  * Admission of chat turns' work (Chat/TurnAdmission.ts): a burst of new chats
  * is announced before earlier turns work, a chat alone waits for nothing, a
  * steady stream of chats cannot hold a turn back for more than its bound, and
- * at most `concurrency` turns work at once. On the test clock: no timing.
+ * at most `concurrency` turns work at once; a chat's writes wait for the same
+ * calm, its own opening aside. On the test clock: no timing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, type Scope } from "effect"
@@ -64,6 +65,23 @@ describe("TurnAdmission", () => {
       yield* TestClock.adjust("1 millis")
       assert.isTrue(turn.admitted())
       yield* Fiber.interrupt(turn.fiber)
+    }))
+
+  it.effect("a chat's writes wait for the other chats being opened, not for its own announcement", () =>
+    Effect.gen(function*() {
+      const { opening } = yield* admission
+      const first = yield* opening
+      const alone = yield* Effect.forkChild(first.settled)
+      yield* Effect.yieldNow
+      assert.isDefined(alone.pollUnsafe(), "a chat alone, even before its first event, waits for nothing")
+      const second = yield* opening
+      const writes = yield* Effect.forkChild(first.settled)
+      yield* TestClock.adjust("100 millis")
+      assert.isUndefined(writes.pollUnsafe(), "the second chat is still being opened")
+      yield* second.announced
+      yield* TestClock.adjust("25 millis")
+      assert.isDefined(writes.pollUnsafe())
+      yield* first.announced
     }))
 
   it.effect("at most `concurrency` turns work at once; the next works when one ends", () =>

@@ -7,11 +7,13 @@
  * `parameter_form` when an action lacks parameters, and an `error` event if
  * the turn fails after it started. The stream itself never fails.
  *
- * The stream announces its agent and chat while the new chat and the user's
- * message are still being stored (ChatWrites.ts: write-behind, batched with
- * concurrent chats by ChatRepo), and waits for them before its next event:
- * a burst of chats gets its first events without queueing behind each
- * other's inserts, and the message is stored even if the client goes away.
+ * The stream announces its agent and chat before the new chat and the user's
+ * message are stored (ChatWrites.ts: write-behind, batched with concurrent
+ * chats by ChatRepo), and waits for them before its next event. The writes
+ * start once the chats being opened around this one are announced
+ * (TurnAdmission `settled`): a burst of chats gets its first events without
+ * queueing behind each other's inserts — on the embedded database they run on
+ * the same event loop —, and the message is stored even if the client goes away.
  *
  * The agent's message is stored when the stream ends however it ends —
  * completed, failed, or interrupted because the client went away — with the
@@ -157,16 +159,19 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           }
           const stored = yield* writes.behind(
             chat.id,
-            repo.startChat({
-              id: chat.id,
-              tenantId,
-              spaceId,
-              agentId: agent.id,
-              keyId: caller._tag === "Key" ? caller.keyId : null,
-              userId,
-              seedHistory,
-              message: input.message
-            })
+            Effect.andThen(
+              opening.settled,
+              repo.startChat({
+                id: chat.id,
+                tenantId,
+                spaceId,
+                agentId: agent.id,
+                keyId: caller._tag === "Key" ? caller.keyId : null,
+                userId,
+                seedHistory,
+                message: input.message
+              })
+            )
           )
           userMessage = Effect.as(stored, 1)
         } else {
@@ -189,7 +194,10 @@ export class ChatEngine extends Context.Service<ChatEngine, {
               }),
               (row) => row.seq
             )
-          userMessage = yield* writes.behind(chatRow.id, Effect.andThen(reassign, append))
+          userMessage = yield* writes.behind(
+            chatRow.id,
+            opening.settled.pipe(Effect.andThen(reassign), Effect.andThen(append))
+          )
         }
         const turn: TurnContext = {
           tenantId,

@@ -1,7 +1,7 @@
 /**
  * Write-behind for a chat's rows: a turn announces its chat (the first SSE
- * event) while the chat and the user's message are still being stored, and
- * waits for them before its first text event. The writes run in this
+ * event) before the chat and the user's message are stored, and waits for
+ * them before its first text event. The writes run in this
  * service's scope, so a client that goes away right after the first event
  * still has its message stored; a chat's writes run one after another, in
  * the order they were started.

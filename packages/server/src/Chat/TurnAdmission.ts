@@ -1,23 +1,30 @@
 /**
  * Admission of chat turns' work (retrieval, the model, actions): at most
  * `concurrency` turns work at once, and a turn about to work first lets a
- * burst of new chats in — it waits while chats are being opened (request
- * received, first event not yet sent) or were opened less than `settle` ago
- * — for at most `maxDeferral`, so a steady stream of new chats cannot starve
- * the ones already announced.
+ * burst of new chats in — it waits while other chats are being opened
+ * (request received, first event not yet sent) or were opened less than
+ * `settle` ago — for at most `maxDeferral`, so a steady stream of new chats
+ * cannot starve the ones already announced. A chat's writes wait for the
+ * same calm (`settled`), without the permit.
  *
  * Why: the embedded model and the embedded database run on the process's one
  * event loop, so 200 turns working at once only interleave — each new chat's
- * first event then waits behind slices of all of them. Taking turns in a few
- * at a time costs no throughput (the CPU is the limit either way) and keeps
- * the first event of a burst's last chat close to that of its first.
+ * first event then waits behind slices of all of them, and behind every
+ * statement the burst's writes run there. Taking turns in a few at a time
+ * costs no throughput (the CPU is the limit either way) and keeps the first
+ * event of a burst's last chat close to that of its first.
  */
 import { Clock, Duration, Effect, type Scope, Semaphore } from "effect"
 
 export interface Opening {
   /** Ends the chat's opening: its first event is out (idempotent). */
   readonly announced: Effect.Effect<void>
-  /** Waits for the turn's right to work, held until the scope closes. */
+  /**
+   * Waits until no other chat is being opened and none was opened after this
+   * one for `settle`, or `maxDeferral` passed. A chat alone waits for nothing.
+   */
+  readonly settled: Effect.Effect<void>
+  /** Waits for the turn's right to work, held until the scope closes, then for `settled`. */
   readonly work: Effect.Effect<void, never, Scope.Scope>
 }
 
@@ -40,33 +47,29 @@ export const makeTurnAdmission = (options: {
     let opened = 0
     let lastOpenedAt = 0
 
-    /**
-     * Until no other chat is being opened and none arrived after `openedAt`
-     * for `settle`, or `maxDeferral` passed. A chat alone waits for nothing.
-     */
-    const quiet = (openedAt: number) =>
-      Effect.gen(function*() {
-        const deadline = (yield* Clock.currentTimeMillis) + maxDeferralMs
-        for (;;) {
-          const now = yield* Clock.currentTimeMillis
-          const calmAt = opened > 0 ? now + settleMs : lastOpenedAt > openedAt ? lastOpenedAt + settleMs : now
-          if (calmAt <= now || now >= deadline) return
-          yield* Effect.sleep(Math.min(calmAt, deadline) - now)
-        }
-      })
-
     const opening = Effect.map(Clock.currentTimeMillis, (openedAt): Opening => {
       opened++
       lastOpenedAt = Math.max(lastOpenedAt, openedAt)
       let done = false
+      const settled = Effect.gen(function*() {
+        const deadline = (yield* Clock.currentTimeMillis) + maxDeferralMs
+        for (;;) {
+          const now = yield* Clock.currentTimeMillis
+          const others = done ? opened : opened - 1
+          const calmAt = others > 0 ? now + settleMs : lastOpenedAt > openedAt ? lastOpenedAt + settleMs : now
+          if (calmAt <= now || now >= deadline) return
+          yield* Effect.sleep(Math.min(calmAt, deadline) - now)
+        }
+      })
       return {
         announced: Effect.sync(() => {
           if (done) return
           done = true
           opened--
         }),
+        settled,
         // The permit first: only the turns about to work watch for quiet.
-        work: Effect.andThen(Semaphore.takeScoped(working, 1), quiet(openedAt))
+        work: Effect.andThen(Semaphore.takeScoped(working, 1), settled)
       }
     })
 
