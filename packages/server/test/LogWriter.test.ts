@@ -100,7 +100,7 @@ describe("LogWriter", () => {
           formatPlainEntry(
             "request",
             "Info",
-            new Date(theirs.timestamp),
+            Date.parse(theirs.timestamp),
             theirs.annotations,
             Number(theirs.fiberId.slice(1))
           )
