@@ -100,7 +100,7 @@ describe("LogWriter", () => {
           formatPlainEntry(
             "request",
             "Info",
-            Date.parse(theirs.timestamp),
+            new Date(theirs.timestamp),
             theirs.annotations,
             Number(theirs.fiberId.slice(1))
           )

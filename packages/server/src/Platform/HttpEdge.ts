@@ -328,8 +328,8 @@ const logRequest = (
     annotations = { ...outer, ...fields }
     break
   }
-  const millis = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
-  buffer.append(`${formatPlainEntry("request", "Info", millis, annotations, fiber.id)}\n`)
+  const date = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+  buffer.append(`${formatPlainEntry("request", "Info", date, annotations, fiber.id)}\n`)
   return Effect.void
 }
 
@@ -376,7 +376,10 @@ export const HttpEdgeLive = HttpRouter.middleware(
               duration_ms: Math.round((performance.now() - start) * 10) / 10,
               tenant_id: info.tenantId ?? null
             })
-            const answered = HttpServerResponse.setHeaders(response, info.responseHeaders)
+            const answered = HttpServerResponse.setHeaders(response, {
+              ...info.responseHeaders,
+              "x-request-id": requestId
+            })
             return logged === Effect.void ? Effect.succeed(answered) : Effect.as(logged, answered)
           })
         )

@@ -73,33 +73,22 @@ export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
 /** A plain value of a log entry: written as is by `JSON.stringify`. */
 export type PlainValue = string | number | boolean | null
 
-let isoMillis = Number.NaN
-let isoText = ""
-
-/** A time as ISO text, made once per millisecond: the lines of one millisecond share it. */
-const isoTimestamp = (millis: number) => {
-  if (millis !== isoMillis) {
-    isoMillis = millis
-    isoText = new Date(millis).toISOString()
-  }
-  return isoText
-}
-
-/**
- * The JSON line of an entry without cause or spans whose message and
- * annotations are plain values: what `JSON.stringify` writes for the entry's
- * object, with the fixed parts written as text.
- */
+/** The JSON line of an entry without cause or spans whose message and annotations are plain values. */
 export const formatPlainEntry = (
   message: PlainValue,
   logLevel: LogLevel.LogLevel,
-  millis: number,
+  date: Date,
   annotations: Readonly<Record<string, unknown>>,
   fiberId: number
 ): string =>
-  `{"message":${JSON.stringify(message)},"level":"${levelNames[logLevel]}","timestamp":"${
-    isoTimestamp(millis)
-  }","annotations":${JSON.stringify(annotations)},"spans":{},"fiberId":"#${fiberId}"}`
+  JSON.stringify({
+    message,
+    level: levelNames[logLevel],
+    timestamp: date.toISOString(),
+    annotations,
+    spans: {},
+    fiberId: `#${fiberId}`
+  })
 
 /** Whether every value of a record is plain (then {@link formatPlainEntry} writes it). */
 export const allPlain = (record: Readonly<Record<string, unknown>>): boolean => {
@@ -118,7 +107,7 @@ export const formatEntry = (options: Logger.Options<unknown>): string => {
   if (!isPlain(single) || options.cause.reasons.length > 0 || spans.length > 0 || !allPlain(annotations)) {
     return Logger.formatJson.log(options)
   }
-  return formatPlainEntry(single as PlainValue, options.logLevel, options.date.getTime(), annotations, options.fiber.id)
+  return formatPlainEntry(single as PlainValue, options.logLevel, options.date, annotations, options.fiber.id)
 }
 
 /** The buffer of each JSON logger made here, for writers that skip the logger pipeline (see {@link directBuffer}). */
