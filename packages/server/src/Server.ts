@@ -5,8 +5,10 @@
 import { Api } from "@agent-platform/domain"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Effect, Layer, Logger, type Scope } from "effect"
+import { Context, Effect, FileSystem, Layer, Logger, Path, Scope } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as Etag from "effect/http/Etag"
+import * as HttpPlatform from "effect/http/HttpPlatform"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
@@ -185,7 +187,6 @@ export const RoutesLive = Layer.mergeAll(
   CorsLive
 ).pipe(Layer.provide(AuthenticationLive))
 
-/** The HTTP server on HOST:PORT, finishing in-flight requests on shutdown. */
 /**
  * Builds the router's routes. Their per-request requirements (`Request<...>`
  * markers) are met by the services the handlers close over, as in
@@ -194,6 +195,31 @@ export const RoutesLive = Layer.mergeAll(
 const buildRoutes = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
   Layer.build(routes) as Effect.Effect<Context.Context<A>, E, HttpRouter.Request.Without<R> | Scope.Scope>
 
+/** The services of the process a request fiber needs, besides its routes and loggers. */
+type RequestServices = HttpPlatform.HttpPlatform | Etag.Generator | FileSystem.FileSystem | Path.Path | Scope.Scope
+
+/**
+ * The context a request fiber starts from: the routes, the loggers and the
+ * HTTP platform, out of the process's `services`. Every handler group merges
+ * the services it was built with into its requests' context, per request
+ * (HttpApiBuilder): the process's other services would only make each of
+ * those merges copy more.
+ */
+const requestContext = <A>(services: Context.Context<RequestServices>, routes: Context.Context<A>) =>
+  Context.merge(
+    Context.pick(
+      References.CurrentLoggers,
+      References.MinimumLogLevel,
+      HttpPlatform.HttpPlatform,
+      Etag.Generator,
+      FileSystem.FileSystem,
+      Path.Path,
+      Scope.Scope
+    )(services),
+    routes
+  )
+
+/** The HTTP server on HOST:PORT, finishing in-flight requests on shutdown. */
 export const HttpServerLive = Layer.effect(
   HttpServer.HttpServer,
   Effect.gen(function*() {
@@ -212,7 +238,8 @@ export const HttpServerLive = Layer.effect(
       port: config.port,
       gracefulShutdownTimeout: "10 seconds"
     })
-    yield* server.serve(handler).pipe(Effect.provideContext(Context.merge(yield* Effect.context<never>(), routes)))
+    const context = requestContext(yield* Effect.context<RequestServices>(), routes)
+    yield* server.serve(handler).pipe(Effect.updateContext((_: Context.Context<never>) => context))
     return server
   })
 ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -1,7 +1,8 @@
 /**
  * The agent lists of `GET /v1/agents`, cached per tenant (and per `?space=`
- * filter and bound space) as the encoded bytes of the response, so a list
- * read costs neither a query nor an encoding.
+ * filter and bound space) as the response's JSON text, so a list read costs
+ * neither a query nor an encoding (and Node sends a text body with its headers
+ * in one write).
  *
  * A change of a tenant's agents drops the tenant's lists on every replica
  * before it answers (the protocol of Platform/ReplicaCaches.ts: the change
@@ -34,18 +35,17 @@ export const toAgent = (row: AgentRow): AgentSchemas.Agent => ({
 })
 
 const encodeList = Schema.encodeSync(AgentSchemas.AgentList)
-const encoder = new TextEncoder()
 
 export class AgentLists extends Context.Service<AgentLists, {
   /**
-   * The JSON bytes of the tenant's agent list (of one space given by id or
+   * The JSON text of the tenant's agent list (of one space given by id or
    * code, when given; only `boundSpace`'s agents, when given).
    */
   readonly encoded: (
     tenantId: string,
     space: string | undefined,
     boundSpace: string | null
-  ) => Effect.Effect<Uint8Array, SqlError | Schema.SchemaError>
+  ) => Effect.Effect<string, SqlError | Schema.SchemaError>
   /**
    * Runs a change of the tenant's agents: `change` runs `publish` inside its
    * transaction; when it returns, no replica serves the tenant's old lists.
@@ -60,7 +60,7 @@ export class AgentLists extends Context.Service<AgentLists, {
     Effect.gen(function*() {
       const repo = yield* AgentsRepo
       const replicas = yield* ReplicaCaches
-      const lists = new Map<string, Map<string, Uint8Array>>()
+      const lists = new Map<string, Map<string, string>>()
       // Bumped by every eviction: a read that started before one must not store what it read.
       const generations = new Map<string, number>()
       let generation = 0
@@ -80,10 +80,10 @@ export class AgentLists extends Context.Service<AgentLists, {
 
       const read = (tenantId: string, space: string | undefined, boundSpace: string | null) =>
         repo.list({ tenantId, space, spaceIds: boundSpace === null ? undefined : [boundSpace] }).pipe(
-          Effect.map((rows) => encoder.encode(JSON.stringify(encodeList({ agents: rows.map(toAgent) }))))
+          Effect.map((rows) => JSON.stringify(encodeList({ agents: rows.map(toAgent) })))
         )
 
-      const store = (tenantId: string, list: string, bytes: Uint8Array) => {
+      const store = (tenantId: string, list: string, json: string) => {
         let tenant = lists.get(tenantId)
         if (tenant === undefined) {
           if (lists.size >= maxTenants) lists.delete(lists.keys().next().value!)
@@ -91,7 +91,7 @@ export class AgentLists extends Context.Service<AgentLists, {
           lists.set(tenantId, tenant)
         }
         if (tenant.size >= maxListsPerTenant) tenant.delete(tenant.keys().next().value!)
-        tenant.set(list, bytes)
+        tenant.set(list, json)
       }
 
       const encoded = (tenantId: string, space: string | undefined, boundSpace: string | null) => {
@@ -101,11 +101,11 @@ export class AgentLists extends Context.Service<AgentLists, {
         if (cached !== undefined) return Effect.succeed(cached)
         const before = generations.get(tenantId)
         const cleared = generation
-        return Effect.tap(read(tenantId, space, boundSpace), (bytes) =>
+        return Effect.tap(read(tenantId, space, boundSpace), (json) =>
           Effect.sync(() => {
             // Stored only when no eviction of this tenant (nor a clearing) came in between.
             if (generations.get(tenantId) === before && (before !== undefined || cleared === generation)) {
-              store(tenantId, list, bytes)
+              store(tenantId, list, json)
             }
           }))
       }

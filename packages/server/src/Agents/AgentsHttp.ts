@@ -13,12 +13,12 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const agents = yield* Agents
     const lists = yield* AgentLists
     return handlers
-      // The list's bytes come encoded from the cache: no query, no encoding per request.
+      // The list's JSON comes encoded from the cache: no query, no encoding per request.
       .handle("list", ({ query }) =>
         Effect.flatMap(currentKey, (key) =>
           Effect.map(
             Effect.orDie(lists.encoded(key.tenantId, query.space, boundSpace(key))),
-            (bytes) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
+            (json) => HttpServerResponse.text(json, { contentType: "application/json" })
           )))
       .handle("get", ({ params }) =>
         Effect.flatMap(currentKey, (key) => agents.detail(key.tenantId, params.id, boundSpace(key))))

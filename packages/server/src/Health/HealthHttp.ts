@@ -6,24 +6,23 @@ import { Health } from "./Health.ts"
 
 const encodeOk = Schema.encodeSync(HealthSchema.HealthOk)
 const encodeDegraded = Schema.encodeSync(HealthSchema.HealthDegraded)
-const encoder = new TextEncoder()
+
+const toResponse = (report: HealthSchema.HealthReport) =>
+  HttpServerResponse.text(
+    JSON.stringify(report.status === "ok" ? encodeOk(report) : encodeDegraded(report)),
+    { status: report.status === "ok" ? 200 : 503, contentType: "application/json" }
+  )
 
 export const HealthHttp = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {
     const health = yield* Health
-    // Callers share one report per reuse window (Health.ts): it is encoded once, when it changes.
-    let last: { readonly report: HealthSchema.HealthReport; readonly bytes: Uint8Array } | undefined
-    const encoded = (report: HealthSchema.HealthReport) => {
-      if (last?.report !== report) {
-        const json = report.status === "ok" ? encodeOk(report) : encodeDegraded(report)
-        last = { report, bytes: encoder.encode(JSON.stringify(json)) }
-      }
-      return last.bytes
+    // Callers share one report per reuse window (Health.ts): its response is made once, when it changes.
+    let last:
+      | { readonly report: HealthSchema.HealthReport; readonly response: HttpServerResponse.HttpServerResponse }
+      | undefined
+    const response = (report: HealthSchema.HealthReport) => {
+      if (last?.report !== report) last = { report, response: toResponse(report) }
+      return last.response
     }
-    return handlers.handle("health", () =>
-      Effect.map(health.report, (report) =>
-        HttpServerResponse.uint8Array(encoded(report), {
-          status: report.status === "ok" ? 200 : 503,
-          contentType: "application/json"
-        })))
+    return handlers.handle("health", () => Effect.map(health.report, response))
   }))
