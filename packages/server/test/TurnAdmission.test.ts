@@ -67,6 +67,19 @@ describe("TurnAdmission", () => {
       yield* Fiber.interrupt(turn.fiber)
     }))
 
+  it.effect("a chat never announced (its client left before the stream ran) stops holding others after the bound", () =>
+    Effect.gen(function*() {
+      const { opening } = yield* admission
+      yield* opening // never announced
+      yield* TestClock.adjust("1 second")
+      const later = yield* opening
+      yield* later.announced
+      const turn = yield* startWork(later.work)
+      yield* TestClock.adjust("25 millis")
+      assert.isTrue(turn.admitted(), "the forgotten opening no longer counts")
+      yield* Fiber.interrupt(turn.fiber)
+    }))
+
   it.effect("a chat's writes wait for the other chats being opened, not for its own announcement", () =>
     Effect.gen(function*() {
       const { opening } = yield* admission

@@ -44,28 +44,42 @@ export const makeTurnAdmission = (options: {
     const working = yield* Semaphore.make(options.concurrency)
     const settleMs = Duration.toMillis(Duration.fromInputUnsafe(options.settle))
     const maxDeferralMs = Duration.toMillis(Duration.fromInputUnsafe(options.maxDeferral))
-    let opened = 0
+    // The chats being opened, by when. One whose stream never ran (its client
+    // left before the response began) is never announced: older than
+    // `maxDeferral`, an opening no longer counts, and is forgotten.
+    const beingOpened = new Set<{ readonly openedAt: number }>()
     let lastOpenedAt = 0
 
+    /** The chats being opened, `self` aside, forgetting the stale ones. */
+    const othersOpening = (self: { readonly openedAt: number }, now: number) => {
+      let others = 0
+      for (const entry of beingOpened) {
+        if (now - entry.openedAt >= maxDeferralMs) beingOpened.delete(entry)
+        else if (entry !== self) others++
+      }
+      return others
+    }
+
     const opening = Effect.map(Clock.currentTimeMillis, (openedAt): Opening => {
-      opened++
+      const self = { openedAt }
+      beingOpened.add(self)
       lastOpenedAt = Math.max(lastOpenedAt, openedAt)
-      let done = false
       const settled = Effect.gen(function*() {
         const deadline = (yield* Clock.currentTimeMillis) + maxDeferralMs
         for (;;) {
           const now = yield* Clock.currentTimeMillis
-          const others = done ? opened : opened - 1
-          const calmAt = others > 0 ? now + settleMs : lastOpenedAt > openedAt ? lastOpenedAt + settleMs : now
+          const calmAt = othersOpening(self, now) > 0
+            ? now + settleMs
+            : lastOpenedAt > openedAt
+            ? lastOpenedAt + settleMs
+            : now
           if (calmAt <= now || now >= deadline) return
           yield* Effect.sleep(Math.min(calmAt, deadline) - now)
         }
       })
       return {
         announced: Effect.sync(() => {
-          if (done) return
-          done = true
-          opened--
+          beingOpened.delete(self)
         }),
         settled,
         // The permit first: only the turns about to work watch for quiet.
