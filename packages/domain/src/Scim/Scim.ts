@@ -293,6 +293,25 @@ export const listResponse = <S extends Schema.Top>(resource: S, identifier: stri
     })
   })
 
+/** What this service supports, as `/ServiceProviderConfig` states it (and its example in the contract). */
+export const serviceProviderFeatures = {
+  patch: { supported: true },
+  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+  filter: { supported: true, maxResults },
+  changePassword: { supported: false },
+  sort: { supported: true },
+  etag: { supported: true }
+} as const
+
+/** How a SCIM client authenticates: an API key with the `scim` scope. */
+export const bearerScheme = {
+  type: "oauthbearertoken",
+  name: "OAuth Bearer Token",
+  description:
+    "An API key with the scope scim, sent as Authorization: Bearer sk_live_... (create one with `agent-platform scim token create`).",
+  primary: true
+} as const
+
 /** `/ServiceProviderConfig` (RFC 7643 §5). */
 export const ServiceProviderConfig = open({
   schemas: Schema.Array(Schema.String),
@@ -305,20 +324,7 @@ export const ServiceProviderConfig = open({
   authenticationSchemes: Schema.Array(open({ type: Schema.String, name: Schema.String, description: Schema.String }))
 }).annotate({
   identifier: "ScimServiceProviderConfig",
-  examples: [{
-    schemas: [ServiceProviderConfigUrn],
-    patch: { supported: true },
-    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
-    filter: { supported: true, maxResults },
-    changePassword: { supported: false },
-    sort: { supported: true },
-    etag: { supported: true },
-    authenticationSchemes: [{
-      type: "oauthbearertoken",
-      name: "OAuth Bearer Token",
-      description: "An API key of the tenant with the scim scope, as Authorization: Bearer <key>"
-    }]
-  }]
+  examples: [{ schemas: [ServiceProviderConfigUrn], ...serviceProviderFeatures, authenticationSchemes: [bearerScheme] }]
 })
 
 /** A `/Schemas` entry (RFC 7643 §7): the attribute tree as data. */

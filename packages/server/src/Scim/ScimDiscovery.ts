@@ -8,19 +8,8 @@ import { Scim, ScimSchemas } from "@agent-platform/domain"
 export const serviceProviderConfig = (baseUrl: string) => ({
   schemas: [Scim.ServiceProviderConfigUrn],
   documentationUri: `${baseUrl.replace(/\/v1\/scim$/, "")}/docs`,
-  patch: { supported: true },
-  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
-  filter: { supported: true, maxResults: Scim.maxResults },
-  changePassword: { supported: false },
-  sort: { supported: true },
-  etag: { supported: true },
-  authenticationSchemes: [{
-    type: "oauthbearertoken",
-    name: "OAuth Bearer Token",
-    description:
-      "An API key with the scope scim, sent as Authorization: Bearer sk_live_... (create one with `agent-platform scim token create`).",
-    primary: true
-  }],
+  ...Scim.serviceProviderFeatures,
+  authenticationSchemes: [Scim.bearerScheme],
   meta: { resourceType: "ServiceProviderConfig", location: `${baseUrl}/ServiceProviderConfig` }
 })
 
