@@ -2,7 +2,7 @@
  * Composes the service: storage, the HTTP API and the scheduled workers, as
  * the process role asks (`all`, `api` or `jobs`).
  */
-import { Api } from "@agent-platform/domain"
+import { Api, ApiKeyAuth, ScimAuth, SessionAuth, WarRoomsEnabled } from "@agent-platform/domain"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, FileSystem, Layer, Logger, Path, Scope } from "effect"
@@ -32,10 +32,14 @@ import { AuthHttp } from "./Auth/AuthHttp.ts"
 import { Mfa } from "./Auth/Mfa.ts"
 import { Sessions } from "./Auth/Sessions.ts"
 import { SignIn } from "./Auth/SignIn.ts"
+import { Blueprints } from "./Blueprints/Blueprints.ts"
 import { BlueprintsHttp } from "./Blueprints/BlueprintsHttp.ts"
 import { ChatActionsLive } from "./Chat/ChatActionsLive.ts"
+import { ChatEngine } from "./Chat/ChatEngine.ts"
+import { ChatHistory } from "./Chat/ChatHistory.ts"
 import { ChatHttp, UsageHttp } from "./Chat/ChatHttp.ts"
 import { ChatLive } from "./Chat/ChatLive.ts"
+import { UsageReport } from "./Chat/UsageReport.ts"
 import { Compliance } from "./Compliance/Compliance.ts"
 import { ComplianceHttp } from "./Compliance/ComplianceHttp.ts"
 import { FeatureGate } from "./Compliance/FeatureGate.ts"
@@ -49,11 +53,13 @@ import { HealthHttp } from "./Health/HealthHttp.ts"
 import { AuthenticationLive } from "./Identity/Authentication.ts"
 import { Passwords } from "./Identity/Passwords.ts"
 import { SessionSecret } from "./Identity/SessionSecret.ts"
+import { Inbox } from "./Inbox/Inbox.ts"
 import { InboxHttp } from "./Inbox/InboxHttp.ts"
 import { ApiKeys } from "./Keys/ApiKeys.ts"
 import { KeysHttp } from "./Keys/KeysHttp.ts"
 import { VerifiedKeys } from "./Keys/VerifiedKeys.ts"
 import { IngestionWorker } from "./Knowledge/IngestionWorker.ts"
+import { KnowledgeFiles } from "./Knowledge/KnowledgeFiles.ts"
 import { KnowledgeHttp } from "./Knowledge/KnowledgeHttp.ts"
 import { KnowledgeLive } from "./Knowledge/KnowledgeLive.ts"
 import { ActionsMcp } from "./Mcp/ActionsMcp.ts"
@@ -63,6 +69,7 @@ import { ServerConfig } from "./Platform/Config.ts"
 import { CronTicks, oncePerCluster, runWorker } from "./Platform/Cron.ts"
 import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
 import { Encryption } from "./Platform/Encryption.ts"
+import { handlersOn } from "./Platform/HandlerGroups.ts"
 import { CorsLive, HttpEdgeLive, makeNodeServer } from "./Platform/HttpEdge.ts"
 import { KeyValueLive } from "./Platform/KeyValue.ts"
 import { jsonStdoutLogger } from "./Platform/LogWriter.ts"
@@ -71,9 +78,16 @@ import { OutboundBreaker } from "./Platform/OutboundBreaker.ts"
 import { RateLimits } from "./Platform/RateLimits.ts"
 import { PushDelivery } from "./Push/PushDelivery.ts"
 import { MeHttp, PushHttp } from "./Push/PushHttp.ts"
+import { PushSubscriptions } from "./Push/PushSubscriptions.ts"
+import { RoomChat } from "./Rooms/RoomChat.ts"
+import { Rooms } from "./Rooms/Rooms.ts"
 import { RoomChatsHttp, RoomsHttp } from "./Rooms/RoomsHttp.ts"
 import { RoomsLive } from "./Rooms/RoomsLive.ts"
+import { RoomSocket } from "./Rooms/RoomSocket.ts"
+import { ScimGroups } from "./Scim/ScimGroups.ts"
 import { ScimHttp, ScimLive, ScimRoleMappingsHttp } from "./Scim/ScimHttp.ts"
+import { ScimRoleMappings } from "./Scim/ScimRoleMappings.ts"
+import { ScimUsers } from "./Scim/ScimUsers.ts"
 import { IpAllowlist } from "./SecurityPolicies/IpAllowlist.ts"
 import { PasswordPolicies } from "./SecurityPolicies/PasswordPolicies.ts"
 import { SecurityPoliciesHttp } from "./SecurityPolicies/SecurityPoliciesHttp.ts"
@@ -148,34 +162,37 @@ export const makeServices = (database: DatabaseLayer) =>
     Layer.provideMerge(makeCore(database))
   )
 
-/** Every handler group of the contract. */
+/**
+ * Every handler group of the contract, each built on the services it uses
+ * (its middleware's included): see `handlersOn`.
+ */
 export const HandlersLive = Layer.mergeAll(
-  HealthHttp,
-  AuthHttp,
-  KeysHttp,
-  AgentsHttp,
-  KnowledgeHttp,
-  ActionsHttp,
-  ChatHttp,
-  UsageHttp,
-  ScimHttp,
-  RoomsHttp,
-  RoomChatsHttp,
-  BlueprintsHttp,
-  CorrectionsHttp,
-  WebhooksHttp,
-  ExportsHttp,
-  SecurityPoliciesHttp,
-  AuditHttp,
-  SpaceAdminHttp,
-  ComplianceHttp,
-  AdminHttp,
-  AgentsAdminHttp,
-  ActionsAdminHttp,
-  ScimRoleMappingsHttp,
-  InboxHttp,
-  PushHttp,
-  MeHttp
+  handlersOn(Health)(HealthHttp),
+  handlersOn(AuditLog, Mfa, ServerConfig, Sessions, SessionAuth, SignIn, UsersRepo)(AuthHttp),
+  handlersOn(ApiKeys, ServerConfig, SessionAuth)(KeysHttp),
+  handlersOn(AgentLists, Agents, ApiKeyAuth)(AgentsHttp),
+  handlersOn(ApiKeyAuth, KnowledgeFiles, SpaceBinding)(KnowledgeHttp),
+  handlersOn(ActionCatalog, ActionRunner, ApiKeyAuth)(ActionsHttp),
+  handlersOn(ApiKeyAuth, ChatEngine, ChatHistory)(ChatHttp),
+  handlersOn(ApiKeyAuth, UsageReport)(UsageHttp),
+  handlersOn(ScimAuth, ScimGroups, ScimUsers, ServerConfig)(ScimHttp),
+  handlersOn(Rooms, SessionAuth, WarRoomsEnabled)(RoomsHttp),
+  handlersOn(RoomChat, RoomSocket, ServerConfig, SessionAuth, WarRoomsEnabled)(RoomChatsHttp),
+  handlersOn(Blueprints, SessionAuth, WarRoomsEnabled)(BlueprintsHttp),
+  handlersOn(Corrections, SessionAuth)(CorrectionsHttp),
+  handlersOn(SessionAuth, WebhookSubscriptions)(WebhooksHttp),
+  handlersOn(Exports, SessionAuth)(ExportsHttp),
+  handlersOn(AuditLog, IpAllowlist, PasswordPolicies, ServerConfig, SessionAuth)(SecurityPoliciesHttp),
+  handlersOn(Adoption, AuditLog, SessionAuth)(AuditHttp),
+  handlersOn(SessionAuth, SpaceAdmins)(SpaceAdminHttp),
+  handlersOn(Compliance, SessionAuth)(ComplianceHttp),
+  handlersOn(SessionAuth, Tenants, Users)(AdminHttp),
+  handlersOn(Agents, SessionAuth)(AgentsAdminHttp),
+  handlersOn(ActionCatalog, SessionAuth, TenantSecrets)(ActionsAdminHttp),
+  handlersOn(ScimRoleMappings, SessionAuth)(ScimRoleMappingsHttp),
+  handlersOn(Inbox, SessionAuth)(InboxHttp),
+  handlersOn(PushSubscriptions, SessionAuth)(PushHttp),
+  handlersOn(PushSubscriptions, SessionAuth)(MeHttp)
 )
 
 /** The HTTP routes: the API, `/openapi.json`, `/docs`, `/mcp` and the edge middleware. */
@@ -202,8 +219,9 @@ type RequestServices = HttpPlatform.HttpPlatform | Etag.Generator | FileSystem.F
  * The context a request fiber starts from: the routes, the loggers and the
  * HTTP platform, out of the process's `services`. Every handler group merges
  * the services it was built with into its requests' context, per request
- * (HttpApiBuilder): the process's other services would only make each of
- * those merges copy more.
+ * (HttpApiBuilder), which is why each is built on only the services it names
+ * (`handlersOn`): the process's other services would only make each of those
+ * merges copy more.
  */
 const requestContext = <A>(services: Context.Context<RequestServices>, routes: Context.Context<A>) =>
   Context.merge(
