@@ -108,5 +108,6 @@ describe("LogWriter", () => {
       )
       buffer.flushSync()
       assert.deepStrictEqual(JSON.parse(writes.join("")), theirs)
+      assert.strictEqual(writes.join(""), `${effectLines[0]}\n`, "the same text, key order included")
     }))
 })

@@ -73,7 +73,12 @@ export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
 /** A plain value of a log entry: written as is by `JSON.stringify`. */
 export type PlainValue = string | number | boolean | null
 
-/** The JSON line of an entry without cause or spans whose message and annotations are plain values. */
+/**
+ * The JSON line of an entry without cause or spans whose message and
+ * annotations are plain values: the text `JSON.stringify` makes of
+ * `{message, level, timestamp, annotations, spans: {}, fiberId}`, with only
+ * the message and the annotations serialized (the rest needs no escaping).
+ */
 export const formatPlainEntry = (
   message: PlainValue,
   logLevel: LogLevel.LogLevel,
@@ -81,14 +86,11 @@ export const formatPlainEntry = (
   annotations: Readonly<Record<string, unknown>>,
   fiberId: number
 ): string =>
-  JSON.stringify({
-    message,
-    level: levelNames[logLevel],
-    timestamp: date.toISOString(),
-    annotations,
-    spans: {},
-    fiberId: `#${fiberId}`
-  })
+  `{"message":${JSON.stringify(message)},"level":"${
+    levelNames[logLevel]
+  }","timestamp":"${date.toISOString()}","annotations":${
+    JSON.stringify(annotations)
+  },"spans":{},"fiberId":"#${fiberId}"}`
 
 /** Whether every value of a record is plain (then {@link formatPlainEntry} writes it). */
 export const allPlain = (record: Readonly<Record<string, unknown>>): boolean => {
