@@ -33,7 +33,8 @@ export const handlersOn = <const Keys extends ReadonlyArray<Context.Key<any, any
   layer: Layer.Layer<A, E, R>
 ): [Exclude<Needed<R>, Context.Service.Identifier<Keys[number]>>] extends [never] ? Layer.Layer<A, E, R>
   : MissingServices<Exclude<Needed<R>, Context.Service.Identifier<Keys[number]>>> =>
-  Layer.fromBuild((memoMap, scope) =>
+  // (The result is the same layer type, or the MissingServices marker only the compiler ever sees.)
+  Layer.fromBuildMemo((memoMap, scope) =>
     Layer.buildWithMemoMap(layer, memoMap, scope).pipe(
       Effect.updateContext((context: Context.Context<R>) => Context.pick(...services)(context) as Context.Context<R>)
     )
