@@ -67,7 +67,8 @@ import { McpAuth } from "./Mcp/McpAuth.ts"
 import { McpHttp } from "./Mcp/McpHttp.ts"
 import { ServerConfig } from "./Platform/Config.ts"
 import { CronTicks, oncePerCluster, runWorker } from "./Platform/Cron.ts"
-import { DatabaseLive, type DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
+import { DatabaseLive, DatabaseMode, MigrationsLive } from "./Platform/Database.ts"
+import { vacuumDue } from "./Platform/EmbeddedVacuum.ts"
 import { Encryption } from "./Platform/Encryption.ts"
 import { handlersOn } from "./Platform/HandlerGroups.ts"
 import { CorsLive, HttpEdgeLive, makeNodeServer } from "./Platform/HttpEdge.ts"
@@ -267,6 +268,7 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* ServerConfig
   const keys = yield* ApiKeys
   const sql = yield* SqlClient.SqlClient
+  const mode = yield* DatabaseMode
   const apiSteps = [
     { name: "write API key last use", run: Effect.orDie(keys.flushUsage) }
   ]
@@ -280,7 +282,14 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
           sql`DELETE FROM sessions WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'`
         )
       )
-    })
+    }),
+    // PGlite has no autovacuum: the embedded database is vacuumed here (a PostgreSQL server vacuums itself).
+    ...(mode.kind === "embedded"
+      ? [{
+        name: "vacuum the embedded database",
+        run: Effect.orDie(Effect.asVoid(Effect.provideService(vacuumDue, SqlClient.SqlClient, sql)))
+      }]
+      : [])
   ]
   const api = role === "jobs" ? Layer.empty : runWorker("api", apiSteps)
   const jobs = role === "api"

@@ -8,6 +8,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
+import { dueTables, vacuumDue } from "../src/Platform/EmbeddedVacuum.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "embedded-pg-"))),
@@ -174,6 +175,37 @@ layer(EmbeddedPostgres.layer({ dataDir: undefined }), { timeout: "60 seconds" })
       assert.strictEqual(nearest[0]!.embedding, "[1,0,0]")
       const fuzzy = yield* sql<{ id: number }>`SELECT id FROM doc WHERE title % ${"aple pie"} ORDER BY id`
       assert.deepStrictEqual(fuzzy.map((row) => row.id), [1])
+    }))
+
+  it.effect("vacuumDue vacuums a table whose updates left dead rows, and leaves a quiet one alone", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE churned (id int PRIMARY KEY, n int NOT NULL)`
+      yield* sql`CREATE TABLE quiet (id int PRIMARY KEY, n int NOT NULL)`
+      yield* sql`INSERT INTO churned SELECT g, 0 FROM generate_series(1, 1000) g`
+      yield* sql`INSERT INTO quiet SELECT g, 0 FROM generate_series(1, 1000) g`
+      yield* vacuumDue // both were just filled: analyzed, nothing dead yet
+      for (let i = 0; i < 3; i++) yield* sql`UPDATE churned SET n = n + 1`
+      yield* sql`UPDATE quiet SET n = 1 WHERE id <= 10`
+      // Statistics reach pg_stat_* when the backend reports them (at most once a second unless forced).
+      const stats = Effect.andThen(
+        sql`SELECT pg_stat_force_next_flush()`,
+        sql<{ name: string; dead: number; vacuumed: boolean }>`
+          SELECT relname AS name, n_dead_tup::int AS dead, last_vacuum IS NOT NULL AS vacuumed
+          FROM pg_stat_user_tables WHERE relname IN ('churned', 'quiet') ORDER BY relname`
+      )
+      const [churned, quiet] = yield* stats
+      // (Page pruning may already have reclaimed a few of the 3,000 dead rows.)
+      assert.isAbove(churned!.dead, 50 + 0.2 * 1000, "over autovacuum's threshold")
+      assert.isAtMost(quiet!.dead, 10)
+      assert.isFalse(churned!.vacuumed || quiet!.vacuumed)
+
+      const pass = yield* vacuumDue
+      assert.include(pass.vacuumed, "churned")
+      assert.notInclude(pass.vacuumed, "quiet")
+      const [churnedAfter, quietAfter] = yield* stats
+      assert.deepStrictEqual(churnedAfter, { name: "churned", dead: 0, vacuumed: true })
+      assert.isFalse(quietAfter!.vacuumed)
     }))
 })
 
@@ -347,4 +379,14 @@ describe("data directory", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+})
+
+describe("dueTables", () => {
+  const table = { name: "t", live: 1000, dead: 0, modified: 0, xid_age: 1000 }
+  it("follows autovacuum's default thresholds", () => {
+    assert.deepStrictEqual(dueTables([{ ...table, dead: 250 }]), { vacuumed: [], analyzed: [] })
+    assert.deepStrictEqual(dueTables([{ ...table, dead: 251 }]), { vacuumed: ["t"], analyzed: [] })
+    assert.deepStrictEqual(dueTables([{ ...table, modified: 151 }]), { vacuumed: [], analyzed: ["t"] })
+    assert.deepStrictEqual(dueTables([{ ...table, xid_age: 150_000_001 }]), { vacuumed: ["t"], analyzed: [] })
+  })
 })
