@@ -9,7 +9,8 @@ import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Exited, healthy, run } from "./ServiceProcess.ts"
+import { eventually } from "./Eventually.ts"
+import { type Exited, healthy, run, type RunningService, start } from "./ServiceProcess.ts"
 
 describe("the service process", () => {
   it.live(
@@ -66,4 +67,45 @@ describe("the service process", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+})
+
+describe("the request log", () => {
+  interface Entry {
+    readonly message: string
+    readonly level: string
+    readonly annotations: { readonly path?: string; readonly status?: number; readonly method?: string }
+  }
+  const requestLines = (service: RunningService): ReadonlyArray<Entry> =>
+    service.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Entry)
+      .filter((entry) => entry.message === "request")
+
+  it.live("one JSON line per request at Info; a healthy /health probe only at Debug", () =>
+    Effect.gen(function*() {
+      for (const level of ["Info", "Debug"] as const) {
+        const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-request-log-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+        // Ready once /health has answered 200: those probes are already behind it.
+        const service = yield* start({
+          DATA_DIR: dataDir,
+          BOOTSTRAP_ADMIN_PASSWORD: "Request-Log-Passw0rd",
+          LOG_LEVEL: level,
+          LOG_FORMAT: "json"
+        })
+        yield* Effect.promise(() => fetch(`${service.url}/v1/agents`).then((response) => response.arrayBuffer()))
+        const logged = yield* eventually(
+          Effect.sync(() => requestLines(service)),
+          (entries) => entries.some((entry) => entry.annotations.path === "/v1/agents")
+        )
+        const agents = logged.find((entry) => entry.annotations.path === "/v1/agents")!
+        assert.strictEqual(agents.level, "INFO")
+        assert.deepInclude(agents.annotations, { method: "GET", path: "/v1/agents", status: 401 })
+        const probes = logged.filter((entry) => entry.annotations.path === "/health")
+        if (level === "Info") assert.lengthOf(probes, 0, "healthy probes stay out of the Info log")
+        else {
+          assert.isAbove(probes.length, 0)
+          for (const probe of probes) assert.deepInclude(probe, { level: "DEBUG", message: "request" })
+          assert.deepInclude(probes[0]!.annotations, { method: "GET", status: 200 })
+        }
+      }
+    }).pipe(Effect.scoped), 120_000)
 })

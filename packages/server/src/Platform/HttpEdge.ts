@@ -302,12 +302,22 @@ const generalMaxBody = (config: typeof ServerConfig.Service) => ByteSize.bytes(c
 const ingestMaxBody = ByteSize.bytes(Knowledge.maxContentBytes + 64 * 1024)
 
 /**
- * The request log line, at Info: written straight to the JSON logger's line
+ * The level of a request's log line: Info, except a healthy answer of
+ * `/health`, at Debug. Load balancers and orchestrators probe it every few
+ * seconds on every replica; at Info those probes would be most of the log and
+ * say nothing. A degraded (503) or refused probe is still logged at Info.
+ */
+export const requestLogLevel = (path: string, status: number): LogLevel.Severity =>
+  status === 200 && path === "/health" ? "Debug" : "Info"
+
+/**
+ * The request log line, at `level`: written straight to the JSON logger's line
  * buffer when that is the fiber's only logger (the line it would write, minus
- * the cost of the logger pipeline); else through `Effect.logInfo`.
+ * the cost of the logger pipeline); else through the logger pipeline.
  */
 const logRequest = (
   fiber: Fiber.Fiber<unknown, unknown>,
+  level: LogLevel.Severity,
   fields: {
     readonly request_id: string
     readonly method: string
@@ -317,11 +327,11 @@ const logRequest = (
     readonly tenant_id: string | null
   }
 ): Effect.Effect<void> => {
-  if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
+  if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), level)) return Effect.void
   const buffer = directBuffer(fiber.getRef(References.CurrentLoggers))
   const outer = fiber.getRef(References.CurrentLogAnnotations)
   if (buffer === undefined || fiber.getRef(References.CurrentLogSpans).length > 0 || !allPlain(outer)) {
-    return Effect.logInfo("request").pipe(Effect.annotateLogs(fields))
+    return Effect.logWithLevel(level)("request").pipe(Effect.annotateLogs(fields))
   }
   let annotations: Record<string, unknown> = fields
   for (const _ in outer) {
@@ -329,7 +339,7 @@ const logRequest = (
     break
   }
   const date = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-  buffer.append(`${formatPlainEntry("request", "Info", date, annotations, fiber.id)}\n`)
+  buffer.append(`${formatPlainEntry("request", level, date, annotations, fiber.id)}\n`)
   return Effect.void
 }
 
@@ -368,10 +378,11 @@ export const HttpEdgeLive = HttpRouter.middleware(
             return Context.add(next, References.CurrentLogAnnotations, { ...annotations, request_id: requestId })
           }),
           Effect.flatMap((response) => {
-            const logged = logRequest(fiber, {
+            const path = pathOf(request.url)
+            const logged = logRequest(fiber, requestLogLevel(path, response.status), {
               request_id: requestId,
               method: request.method,
-              path: pathOf(request.url),
+              path,
               status: response.status,
               duration_ms: Math.round((performance.now() - start) * 10) / 10,
               tenant_id: info.tenantId ?? null
