@@ -137,6 +137,93 @@ const roomSocket = (url: string, sessionToken: string) =>
     ({ socket }) => Effect.sync(() => socket.terminate())
   )
 
+/**
+ * A new subscription to a new receiver, and `events` executions of an action
+ * (each queues one delivery), through both API processes: once all are
+ * delivered, the POSTs the receiver got and the subscription's delivery log.
+ */
+const deliverWebhooks = (events: number) =>
+  Effect.gen(function*() {
+    const receiver = yield* localServer(() => ({ status: 200 }))
+    const target = yield* localServer(() => jsonAnswer(200, { ok: true }))
+    const admin = yield* through(0)(Effect.flatMap(TestServer, (server) => server.admin))
+    const subscription = yield* admin.api.webhooks.create({
+      payload: { name: "scale-out", url: receiver.url, event_filter: "*" }
+    })
+    const action = yield* admin.api.actionsAdmin.create({
+      payload: { name: "notify", description: "", http_method: "GET", url: target.url, parameters: [], is_active: true }
+    })
+    const { key } = yield* through(0)(createKey(["actions"]))
+    yield* Effect.forEach(Array.from({ length: events }, (_, i) => i), (i) =>
+      through((i % 2) as 0 | 1)(
+        Effect.flatMap(
+          Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })),
+          (client) => client.api.actions.execute({ params: { id: action.id }, payload: {} })
+        )
+      ), { concurrency: 8, discard: true })
+    // Every delivery recorded as delivered: none can be attempted again.
+    const log = yield* eventually(
+      admin.api.webhooks.log({ params: { id: subscription.id }, query: { limit: 100 } }),
+      (page) => page.deliveries.length === events && page.deliveries.every((d) => d.status === "delivered"),
+      "60 seconds"
+    )
+    return { received: receiver.received, deliveries: log.deliveries }
+  })
+
+/**
+ * `documents` documents ingested into a new space's agent through both API
+ * processes: once all are ready, their files' rows (attempts, chunks).
+ */
+const ingestDocuments = (documents: number) =>
+  Effect.gen(function*() {
+    const { support } = yield* through(0)(Effect.andThen(setRoomsFlag(true), roomSpace()))
+    const { key } = yield* through(0)(createKey(["knowledge:write", "knowledge:read"]))
+    const accepted = yield* Effect.forEach(
+      Array.from({ length: documents }, (_, i) => i),
+      (i) =>
+        through((i % 2) as 0 | 1)(
+          Effect.flatMap(
+            Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })),
+            (client) =>
+              client.api.knowledge.ingest({
+                payload: {
+                  agent_id: support.id,
+                  filename: `doc-${i}.md`,
+                  content: `# Document ${i}\n\n${"Refunds are paid within fourteen days. ".repeat(60)}`
+                }
+              })
+          )
+        ),
+      { concurrency: 6 }
+    )
+    const client = yield* through(1)(Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })))
+    const ids = new Set(accepted.map((a) => a.file_id))
+    yield* eventually(
+      client.api.knowledge.list({ query: { agent_id: support.id } }),
+      ({ files }) => files.filter((f) => ids.has(f.id) && f.status === "ready").length === documents,
+      "90 seconds"
+    )
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ attempts: number; chunks: string; ordinals: string; chunk_count: number }>`
+      SELECT f.attempts, f.chunk_count,
+             (SELECT count(*) FROM knowledge_chunks c WHERE c.file_id = f.id)::text AS chunks,
+             (SELECT count(DISTINCT ordinal) FROM knowledge_chunks c WHERE c.file_id = f.id)::text AS ordinals
+      FROM knowledge_files f WHERE f.agent_id = ${support.id}`
+  })
+
+/**
+ * Runs `effect` with jobs process `index` alone at work: the other is stopped
+ * (SIGSTOP) for its duration, before any of its work is queued, and resumed
+ * (SIGCONT) after, whatever happens.
+ */
+const withJobsProcessAlone = (index: 0 | 1) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Cluster, ({ jobs }) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => process.kill(jobs[1 - index].pid, "SIGSTOP")),
+      () => effect,
+      () => Effect.sync(() => process.kill(jobs[1 - index].pid, "SIGCONT"))
+    ))
+
 const hasMessage = (frames: Array<any>, content: string) =>
   frames.some((frame) => Array.isArray(frame.messages) && frame.messages.some((m: any) => m.content === content))
 
@@ -180,92 +267,41 @@ describe.skipIf(!realBackends)(
 
       it.effect("each webhook delivery is sent once, with two jobs processes claiming from the queue", () =>
         Effect.gen(function*() {
-          const receiver = yield* localServer(() => ({ status: 200 }))
-          const target = yield* localServer(() => jsonAnswer(200, { ok: true }))
-          const admin = yield* through(0)(Effect.flatMap(TestServer, (server) => server.admin))
-          const subscription = yield* admin.api.webhooks.create({
-            payload: { name: "scale-out", url: receiver.url, event_filter: "*" }
-          })
-          const action = yield* admin.api.actionsAdmin.create({
-            payload: {
-              name: "notify",
-              description: "",
-              http_method: "GET",
-              url: target.url,
-              parameters: [],
-              is_active: true
-            }
-          })
-          const { key } = yield* through(0)(createKey(["actions"]))
           const events = 40
-          // The executions (each queues one delivery) go through both API processes.
-          yield* Effect.forEach(Array.from({ length: events }, (_, i) => i), (i) =>
-            through((i % 2) as 0 | 1)(
-              Effect.flatMap(
-                Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })),
-                (client) => client.api.actions.execute({ params: { id: action.id }, payload: {} })
-              )
-            ), { concurrency: 8, discard: true })
-          // Every delivery recorded as delivered: none can be attempted again.
-          const log = yield* eventually(
-            admin.api.webhooks.log({ params: { id: subscription.id }, query: { limit: 100 } }),
-            (page) => page.deliveries.length === events && page.deliveries.every((d) => d.status === "delivered"),
-            "60 seconds"
-          )
-          assert.isTrue(log.deliveries.every((d) => d.attempts === 1), "one attempt each")
-          const ids = receiver.received.map((request) => String(request.headers["webhook-id"]))
+          const { deliveries, received } = yield* deliverWebhooks(events)
+          assert.isTrue(deliveries.every((d) => d.attempts === 1), "one attempt each")
+          const ids = received.map((request) => String(request.headers["webhook-id"]))
           assert.strictEqual(ids.length, events, "POSTs received")
           assert.strictEqual(new Set(ids).size, events, "distinct deliveries")
           assert.deepStrictEqual(
             new Set(ids),
-            new Set(log.deliveries.map((d) => d.id)),
+            new Set(deliveries.map((d) => d.id)),
             "the deliveries received are the deliveries queued"
           )
         }))
 
       it.effect("each ingestion job is processed once, with two jobs processes claiming from the queue", () =>
         Effect.gen(function*() {
-          const { support } = yield* through(0)(Effect.andThen(setRoomsFlag(true), roomSpace()))
-          const { key } = yield* through(0)(createKey(["knowledge:write", "knowledge:read"]))
           const documents = 24
-          const accepted = yield* Effect.forEach(
-            Array.from({ length: documents }, (_, i) => i),
-            (i) =>
-              through((i % 2) as 0 | 1)(
-                Effect.flatMap(
-                  Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })),
-                  (client) =>
-                    client.api.knowledge.ingest({
-                      payload: {
-                        agent_id: support.id,
-                        filename: `doc-${i}.md`,
-                        content: `# Document ${i}\n\n${"Refunds are paid within fourteen days. ".repeat(60)}`
-                      }
-                    })
-                )
-              ),
-            { concurrency: 6 }
-          )
-          const client = yield* through(1)(Effect.flatMap(TestServer, (server) => server.client({ apiKey: key })))
-          const ids = new Set(accepted.map((a) => a.file_id))
-          yield* eventually(
-            client.api.knowledge.list({ query: { agent_id: support.id } }),
-            ({ files }) => files.filter((f) => ids.has(f.id) && f.status === "ready").length === documents,
-            "90 seconds"
-          )
+          const rows = yield* ingestDocuments(documents)
           // One claim per file (a second worker taking it would have counted a second attempt), one set of chunks.
-          const sql = yield* SqlClient.SqlClient
-          const rows = yield* sql<{ attempts: number; chunks: string; ordinals: string; chunk_count: number }>`
-            SELECT f.attempts, f.chunk_count,
-                   (SELECT count(*) FROM knowledge_chunks c WHERE c.file_id = f.id)::text AS chunks,
-                   (SELECT count(DISTINCT ordinal) FROM knowledge_chunks c WHERE c.file_id = f.id)::text AS ordinals
-            FROM knowledge_files f WHERE f.agent_id = ${support.id}`
           assert.strictEqual(rows.length, documents)
           for (const row of rows) {
             assert.strictEqual(row.attempts, 1)
             assert.isAbove(row.chunk_count, 0)
             assert.strictEqual(Number(row.chunks), row.chunk_count)
             assert.strictEqual(Number(row.ordinals), row.chunk_count)
+          }
+        }))
+
+      it.effect("both jobs processes work the queues: each, while the other is stopped, delivers and ingests alone", () =>
+        Effect.gen(function*() {
+          for (const alone of [0, 1] as const) {
+            const { deliveries, received } = yield* withJobsProcessAlone(alone)(deliverWebhooks(6))
+            assert.strictEqual(received.length, 6, `jobs process ${alone} alone: POSTs received`)
+            assert.isTrue(deliveries.every((d) => d.attempts === 1))
+            const rows = yield* withJobsProcessAlone(alone)(ingestDocuments(3))
+            assert.deepStrictEqual(rows.map((row) => row.attempts), [1, 1, 1], `jobs process ${alone} alone: ingested`)
           }
         }))
 
