@@ -386,6 +386,21 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.deepStrictEqual(chunks.map((chunk) => chunk.ordinal), [0])
         assert.notStrictEqual(chunks[0].content, "stale")
       }))
+
+    it.effect("compresses the `real[]` embeddings lexical search re-ranks with lz4 where the server has it", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const retrieval = yield* Retrieval
+        const [row] = yield* sql<{ compression: string; lz4: boolean }>`
+          SELECT a.attcompression::text AS compression,
+                 current_setting('server_version_num')::int >= 140000 AND EXISTS (
+                   SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)
+                 ) AS lz4
+          FROM pg_attribute a
+          WHERE a.attrelid = 'knowledge_chunks'::regclass AND a.attname = 'embedding'`
+        // With pgvector (the embedded database) the `real[]` copy stays empty: nothing to compress.
+        assert.strictEqual(row.compression, retrieval.mode === "lexical" && row.lz4 ? "l" : "")
+      }))
   })
 
   describe("retrieval", () => {
