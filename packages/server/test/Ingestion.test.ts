@@ -387,19 +387,23 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.notStrictEqual(chunks[0].content, "stale")
       }))
 
-    it.effect("compresses the `real[]` embeddings lexical search re-ranks with lz4 where the server has it", () =>
+    it.effect("keeps a chunk's vector in its row (pgvector), or compresses the `real[]` copy with lz4 (lexical)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const retrieval = yield* Retrieval
-        const [row] = yield* sql<{ compression: string; lz4: boolean }>`
-          SELECT a.attcompression::text AS compression,
+        const [row] = yield* sql<{ compression: string; lz4: boolean; options: ReadonlyArray<string> | null }>`
+          SELECT a.attcompression::text AS compression, c.reloptions AS options,
                  current_setting('server_version_num')::int >= 140000 AND EXISTS (
                    SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)
                  ) AS lz4
-          FROM pg_attribute a
-          WHERE a.attrelid = 'knowledge_chunks'::regclass AND a.attname = 'embedding'`
-        // With pgvector (the embedded database) the `real[]` copy stays empty: nothing to compress.
-        assert.strictEqual(row.compression, retrieval.mode === "lexical" && row.lz4 ? "l" : "")
+          FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+          WHERE c.oid = 'knowledge_chunks'::regclass AND a.attname = 'embedding'`
+        if (retrieval.mode === "pgvector") {
+          // Rows up to 8160 bytes stay whole: the vector is not moved to TOAST. The `real[]` copy stays empty.
+          assert.deepStrictEqual(row.options, ["toast_tuple_target=8160"])
+        } else {
+          assert.strictEqual(row.compression, row.lz4 ? "l" : "")
+        }
       }))
   })
 
