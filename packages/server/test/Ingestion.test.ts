@@ -387,6 +387,30 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.notStrictEqual(chunks[0].content, "stale")
       }))
 
+    it.effect("writes chunks only for the attempt that holds the file: not a superseded one, not a deleted file", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* KnowledgeRepo
+        const files = yield* KnowledgeFiles
+        const { file_id, tenantId } = yield* queuedOfficeGuide
+        const [first] = yield* repo.claimDue(1, Duration.minutes(1), 32 * 1024)
+        assert.strictEqual(first.id, file_id)
+        const chunk = (file: typeof first, content: string) => ({ file, ordinal: 0, content, embedding: [1, 0] })
+        // The lease ran out and another worker claimed the file: the first attempt's write is dropped.
+        yield* sql`UPDATE knowledge_files SET locked_until = now() - interval '1 second' WHERE id = ${file_id}`
+        const [second] = yield* repo.claimDue(1, Duration.minutes(1), 32 * 1024)
+        assert.strictEqual(second.attempts, first.attempts + 1)
+        yield* repo.storeChunks("m", [chunk(first, "superseded")])
+        assert.deepStrictEqual(yield* chunksOf(file_id), [])
+        yield* repo.storeChunks("m", [chunk(second, "current")])
+        assert.deepStrictEqual((yield* chunksOf(file_id)).map((row) => row.content), ["current"])
+        // A file deleted while it was processed: nothing is written, and nothing fails.
+        yield* files.remove({ tenantId, fileId: file_id })
+        yield* repo.storeChunks("m", [chunk(second, "orphan")])
+        assert.deepStrictEqual(yield* chunksOf(file_id), [])
+        assert.deepStrictEqual(yield* repo.markReady("m", [{ file: second, summary: "", chunkCount: 1 }]), new Set())
+      }))
+
     it.effect("keeps a chunk's vector in its row (pgvector), or compresses the `real[]` copy with lz4 (lexical)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

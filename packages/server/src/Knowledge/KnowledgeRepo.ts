@@ -196,9 +196,10 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const dims = chunks.map((chunk) => chunk.embedding.length)
         const { flat, starts } = packVectors(chunks.map((chunk) => chunk.embedding))
         const vector = sql`(${flat}::real[])[c.start + 1 : c.start + c.dims]`
-        // Only the attempt holding the file writes.
-        const owned = sql`EXISTS (
-          SELECT 1 FROM knowledge_files f WHERE f.id = c.file_id AND f.status = 'processing' AND f.attempts = c.attempt)`
+        // Only the attempt holding the file writes. A scalar subquery by primary key: as an EXISTS (a join) the
+        // planner could walk the queue index over every pending file for each chunk, a cost growing with the backlog.
+        const owned = sql`(
+          SELECT f.status = 'processing' AND f.attempts = c.attempt FROM knowledge_files f WHERE f.id = c.file_id)`
         // With pgvector the vector column is what search reads: the `real[]` copy (for the lexical strategy's
         // re-ranking) is left empty, as parsing and storing 512 more numbers per chunk is a third of the write.
         return (capabilities.pgvector
@@ -232,21 +233,22 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         files: ReadonlyArray<{ readonly file: ClaimedFile; readonly summary: string; readonly chunkCount: number }>
       ) => {
         if (files.length === 0) return Effect.succeed(new Set<string>())
-        const done = JSON.stringify(files.map(({ chunkCount, file, summary }) => ({
-          id: file.id,
-          attempts: file.attempts,
-          summary,
-          chunk_count: chunkCount
-        })))
+        const ids = files.map(({ file }) => file.id)
+        const attempts = files.map(({ file }) => file.attempts)
+        const summaries = files.map(({ summary }) => summary)
+        const counts = files.map(({ chunkCount }) => chunkCount)
         // One statement (atomic on its own): the chunks an earlier attempt (or another model's chunking) left
         // beyond the new count are dropped with the marking, in one round trip instead of a transaction's four.
+        // Arrays, whose length the planner sees, so it looks the files up by primary key rather than hashing the
+        // whole queue.
         return Effect.map(
           sql<{ id: string }>`
             WITH marked AS (
               UPDATE knowledge_files f
               SET status = 'ready', content_summary = d.summary, chunk_count = d.chunk_count, embedding_model = ${model},
                   processed_at = now(), locked_until = NULL, error = NULL
-              FROM jsonb_to_recordset(${done}::jsonb) AS d (id uuid, attempts int, summary text, chunk_count int)
+              FROM unnest(${ids}::uuid[], ${attempts}::int[], ${summaries}::text[], ${counts}::int[])
+                AS d (id, attempts, summary, chunk_count)
               WHERE f.id = d.id AND f.status = 'processing' AND f.attempts = d.attempts
               RETURNING f.id, f.chunk_count
             ), dropped AS (
