@@ -13,6 +13,10 @@
  * same concurrency, through the same driver) into a table of the same
  * database engine, measured in the same run.
  *
+ * Also printed: the CPU time per document of the service process and (on
+ * PostgreSQL) of the database's backends, read from /proc where there is one:
+ * a figure that holds on a shared machine, where the rate does not.
+ *
  * BENCH_PROFILE=1 runs the service under `node --cpu-prof` and prints its
  * self time per package and function.
  *
@@ -20,7 +24,7 @@
  */
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
@@ -133,6 +137,28 @@ const withSql = <A>(
 const onServer = (statement: string) =>
   withSql({ url: serverUrl! }, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)))
 
+/** CPU time (user + system) of a process so far, in ms, from /proc (USER_HZ = 100); 0 once it has exited. */
+const cpuMs = (pid: number): number => {
+  const path = `/proc/${pid}/stat`
+  if (!existsSync(path)) return 0
+  const stat = readFileSync(path, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+const hasProc = existsSync("/proc/self/stat")
+
+/** The CPU time so far of the bench database's backends (PostgreSQL only), in ms. */
+const backendsCpuMs = async (): Promise<number> => {
+  if (serverUrl === undefined || !hasProc) return 0
+  const rows = await withSql(
+    { url: serverUrl },
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ pid: number }>`
+        SELECT pid FROM pg_stat_activity WHERE datname = ${databaseName} AND application_name = 'agent-platform'`)
+  )
+  return rows.reduce((sum, row) => sum + cpuMs(row.pid), 0)
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-"))
 const baselineDir = mkdtempSync(join(tmpdir(), "agent-platform-bench-ingest-baseline-"))
 
@@ -169,6 +195,8 @@ try {
     readonly readyMs: number
     readonly tenantId: string
     readonly agentId: string
+    readonly serviceCpuMs: number
+    readonly backendsCpuMs: number
   }
   const clients: Array<PromiseClient> = []
   try {
@@ -193,6 +221,8 @@ try {
     const pollers: Array<PromiseClient> = []
     for (let i = 0; i < 4; i++) pollers.push(await keyClient(`bench poll ${i}`))
 
+    const servicePid = service.process.pid!
+    const cpuBefore = { service: cpuMs(servicePid), backends: await backendsCpuMs() }
     const started = performance.now()
     let postedMs = 0
     const posting = forEachConcurrently(corpus, concurrency, async (document, index) => {
@@ -209,7 +239,15 @@ try {
       if (performance.now() - started > 600_000) throw new Error("not every document was ready after 10 minutes")
     }
     await posting
-    platform = { postedMs, readyMs: performance.now() - started, tenantId: me.tenant_id, agentId: agent.id }
+    const readyMs = performance.now() - started
+    platform = {
+      postedMs,
+      readyMs,
+      tenantId: me.tenant_id,
+      agentId: agent.id,
+      serviceCpuMs: cpuMs(servicePid) - cpuBefore.service,
+      backendsCpuMs: (await backendsCpuMs()) - cpuBefore.backends
+    }
 
     // Responsiveness: GET /health latency while one 2 MiB document is ingested, against the same when idle.
     const probe = async () => {
@@ -341,6 +379,17 @@ try {
       latencies(during)
     )
     report(`GET /health while 2 MiB are processed (${(readyMs / 1000).toFixed(1)} s to ready)`, latencies(busy))
+  }
+  if (hasProc) {
+    const perDocument = (ms: number) => `${(ms / documents * 1000).toFixed(0)} µs`
+    report(
+      "  CPU per document (posting, polling and processing)",
+      `service ${perDocument(platform.serviceCpuMs)}${
+        serverUrl === undefined ?
+          " (the embedded database included)" :
+          `, PostgreSQL backends ${perDocument(platform.backendsCpuMs)}`
+      }`
+    )
   }
   report(
     "  of which posting them all (201 pending)",

@@ -104,6 +104,15 @@ const newAgent = (tenantId: string, name = "Helper") =>
     return agent.id
   })
 
+/** The office guide queued for a new agent of the bootstrap tenant. */
+const queuedOfficeGuide = Effect.gen(function*() {
+  const files = yield* KnowledgeFiles
+  const tenantId = yield* bootstrapTenant
+  const agentId = yield* newAgent(tenantId)
+  const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+  return { tenantId, agentId, file_id }
+})
+
 const statusOf = (tenantId: string, fileId: string) =>
   Effect.flatMap(KnowledgeFiles, (files) => files.get({ tenantId, fileId }))
 
@@ -318,11 +327,8 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
     it.effect("claims a processing file again only once its lease has expired", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const files = yield* KnowledgeFiles
         const queue = yield* IngestionQueue
-        const tenantId = yield* bootstrapTenant
-        const agentId = yield* newAgent(tenantId)
-        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        const { file_id, tenantId } = yield* queuedOfficeGuide
         // A worker took it and is still within its lease: nobody else touches it.
         yield* sql`UPDATE knowledge_files SET status = 'processing', attempts = 1, locked_until = now() + interval '1 hour' WHERE id = ${file_id}`
         assert.strictEqual((yield* queue.processDue).claimed, 0)
@@ -330,6 +336,98 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         yield* sql`UPDATE knowledge_files SET locked_until = now() - interval '1 second' WHERE id = ${file_id}`
         assert.deepStrictEqual(yield* queue.processDue, { claimed: 1, ready: 1, failed: 0, retried: 0 })
         assert.strictEqual((yield* statusOf(tenantId, file_id)).status, "ready")
+      }))
+    it.effect("stores each chunk's embedding as the model's vector in `real` precision, for every file of a batch", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const retrieval = yield* Retrieval
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const ids: Array<string> = []
+        for (const [filename, content] of [["warehouses.txt", longDocument], ["office.md", officeGuide]] as const) {
+          ids.push((yield* files.ingest({ tenantId, agentId, filename, content })).file_id)
+        }
+        assert.deepStrictEqual(yield* queue.processDue, { claimed: 2, ready: 2, failed: 0, retried: 0 })
+        for (const [index, content] of [longDocument, officeGuide].entries()) {
+          // The vectors of one batch travel in one binary parameter: each chunk gets exactly its own, every
+          // element the nearest `real` to the model's number (no decimal rounding on the way).
+          const stored = retrieval.mode === "pgvector"
+            ? yield* sql<{ content: string; embedding: ReadonlyArray<number> }>`
+                SELECT content, embedding_vector::real[] AS embedding FROM knowledge_chunks
+                WHERE file_id = ${ids[index]} ORDER BY ordinal`
+            : yield* sql<{ content: string; embedding: ReadonlyArray<number> }>`
+                SELECT content, embedding FROM knowledge_chunks WHERE file_id = ${ids[index]} ORDER BY ordinal`
+          const chunks = chunkText(normalizeDocument(content))
+          assert.deepStrictEqual(stored.map((row) => row.content), chunks)
+          for (const [ordinal, row] of stored.entries()) {
+            const expected = HashingEmbedder.embedText(chunks[ordinal]).map(Math.fround)
+            assert.deepStrictEqual([...row.embedding], expected, `chunk ${ordinal} of file ${index}`)
+          }
+        }
+      }))
+
+    it.effect("marking a file ready drops the chunks an earlier attempt left beyond its new count", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* IngestionQueue
+        const { agentId, file_id, tenantId } = yield* queuedOfficeGuide
+        assert.deepStrictEqual(yield* queue.processDue, { claimed: 1, ready: 1, failed: 0, retried: 0 })
+        assert.strictEqual((yield* chunksOf(file_id)).length, 1)
+        // Chunks of a longer earlier version (as another model's chunking would leave), then the file queued again.
+        yield* sql`
+          INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
+                                        embedding_dims)
+          SELECT ${file_id}, ${tenantId}, ${agentId}, n, 'stale', '{}', 'old-model', 0 FROM generate_series(1, 3) AS n`
+        yield* sql`UPDATE knowledge_files SET status = 'pending', next_attempt_at = now() WHERE id = ${file_id}`
+        assert.deepStrictEqual(yield* queue.processDue, { claimed: 1, ready: 1, failed: 0, retried: 0 })
+        const chunks = yield* chunksOf(file_id)
+        assert.deepStrictEqual(chunks.map((chunk) => chunk.ordinal), [0])
+        assert.notStrictEqual(chunks[0].content, "stale")
+      }))
+
+    it.effect("writes chunks only for the attempt that holds the file: not a superseded one, not a deleted file", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* KnowledgeRepo
+        const files = yield* KnowledgeFiles
+        const { file_id, tenantId } = yield* queuedOfficeGuide
+        const [first] = yield* repo.claimDue(1, Duration.minutes(1), 32 * 1024)
+        assert.strictEqual(first.id, file_id)
+        const chunk = (file: typeof first, content: string) => ({ file, ordinal: 0, content, embedding: [1, 0] })
+        // The lease ran out and another worker claimed the file: the first attempt's write is dropped.
+        yield* sql`UPDATE knowledge_files SET locked_until = now() - interval '1 second' WHERE id = ${file_id}`
+        const [second] = yield* repo.claimDue(1, Duration.minutes(1), 32 * 1024)
+        assert.strictEqual(second.attempts, first.attempts + 1)
+        yield* repo.storeChunks("m", [chunk(first, "superseded")])
+        assert.deepStrictEqual(yield* chunksOf(file_id), [])
+        yield* repo.storeChunks("m", [chunk(second, "current")])
+        assert.deepStrictEqual((yield* chunksOf(file_id)).map((row) => row.content), ["current"])
+        // A file deleted while it was processed: nothing is written, and nothing fails.
+        yield* files.remove({ tenantId, fileId: file_id })
+        yield* repo.storeChunks("m", [chunk(second, "orphan")])
+        assert.deepStrictEqual(yield* chunksOf(file_id), [])
+        assert.deepStrictEqual(yield* repo.markReady("m", [{ file: second, summary: "", chunkCount: 1 }]), new Set())
+      }))
+
+    it.effect("keeps a chunk's vector in its row (pgvector), or compresses the `real[]` copy with lz4 (lexical)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const retrieval = yield* Retrieval
+        const [row] = yield* sql<{ compression: string; lz4: boolean; options: ReadonlyArray<string> | null }>`
+          SELECT a.attcompression::text AS compression, c.reloptions AS options,
+                 current_setting('server_version_num')::int >= 140000 AND EXISTS (
+                   SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)
+                 ) AS lz4
+          FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+          WHERE c.oid = 'knowledge_chunks'::regclass AND a.attname = 'embedding'`
+        if (retrieval.mode === "pgvector") {
+          // Rows up to 8160 bytes stay whole: the vector is not moved to TOAST. The `real[]` copy stays empty.
+          assert.deepStrictEqual(row.options, ["toast_tuple_target=8160"])
+        } else {
+          assert.strictEqual(row.compression, row.lz4 ? "l" : "")
+        }
       }))
   })
 

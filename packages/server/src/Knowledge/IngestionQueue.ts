@@ -8,9 +8,9 @@
  *
  * Batched: the chunks of every file of the batch are embedded together
  * (`embedMany` calls of `embedBatchSize`) and written in multi-row INSERTs of
- * a bounded size across files; the files are marked ready in one short
- * transaction. Only the attempt holding a file's lease writes its chunks, and
- * they stay out of search until the file is `ready`.
+ * a bounded size across files (their vectors in one binary parameter); the
+ * files are marked ready in one statement. Only the attempt holding a file's
+ * lease writes its chunks, and they stay out of search until the file is `ready`.
  *
  * Cooperative: the work is cut into slices — a document is chunked section by
  * section (cut at paragraph breaks every `sectionSize` characters), embedded

@@ -30,10 +30,15 @@ export const toKnowledgeFile = (row: FileRow): Knowledge.KnowledgeFile => ({
 })
 
 export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
-  /** Queues a document for an agent of the tenant; 404 for an unknown agent (or another tenant's). */
+  /**
+   * Queues a document for an agent of the tenant; 404 for an unknown agent
+   * (or another tenant's, or outside `spaceId` when the caller is bound to one).
+   */
   readonly ingest: (input: {
     readonly tenantId: string
     readonly agentId: string
+    /** The space the caller is bound to (Access/SpaceBinding.ts `boundSpace`); null or absent for the whole tenant. */
+    readonly spaceId?: string | null | undefined
     readonly filename: string
     readonly content: string
   }) => Effect.Effect<typeof Knowledge.IngestAccepted.Type, Errors.NotFound | Errors.InvalidRequest | SqlError>
@@ -79,6 +84,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
       const ingest = Effect.fn("KnowledgeFiles.ingest")(function*(input: {
         readonly tenantId: string
         readonly agentId: string
+        readonly spaceId?: string | null | undefined
         readonly filename: string
         readonly content: string
       }) {
@@ -101,6 +107,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         const row = yield* repo.insertFile({
           tenantId: input.tenantId,
           agentId: input.agentId,
+          spaceId: input.spaceId ?? null,
           filename,
           content: storableText(input.content),
           contentProblem: binaryContentProblem(input.content) ?? null,

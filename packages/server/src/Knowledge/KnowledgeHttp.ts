@@ -6,13 +6,12 @@
 import { Api, Errors } from "@agent-platform/domain"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import { SpaceBinding } from "../Access/SpaceBinding.ts"
+import { boundSpace, SpaceBinding } from "../Access/SpaceBinding.ts"
 import { currentKey } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { KnowledgeFiles } from "./KnowledgeFiles.ts"
 
-/** The 404 bodies of KnowledgeFiles for a missing agent or file, which a bound key gets for another space's. */
-const agentNotFound = (agentId: string) => new Errors.NotFound({ error: `agent ${agentId} not found` })
+/** The 404 body of KnowledgeFiles for a missing file, which a bound key gets for another space's. */
 const fileNotFound = (fileId: string) => new Errors.NotFound({ error: `knowledge file ${fileId} not found` })
 
 export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =>
@@ -27,13 +26,14 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
           const reachable = yield* binding.reachableAgents(key)
           return { files: reachable === undefined ? listed : listed.filter((file) => reachable.has(file.agent_id)) }
         }).pipe(orDieOnSql))
+      // The space check is part of the insert (one statement): another space's agent is a missing one.
       .handle("ingest", ({ payload }) =>
         Effect.gen(function*() {
           const key = yield* currentKey
-          if (!(yield* binding.reachesAgent(key, payload.agent_id))) return yield* agentNotFound(payload.agent_id)
           return yield* files.ingest({
             tenantId: key.tenantId,
             agentId: payload.agent_id,
+            spaceId: boundSpace(key),
             filename: payload.filename,
             content: payload.content
           })

@@ -21,6 +21,7 @@ import agentListCache from "./0014_agent_list_cache.ts"
 import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
 import knowledgeWritePath from "./0017_knowledge_write_path.ts"
 import knowledgeFileParts from "./0018_knowledge_file_parts.ts"
+import knowledgeChunkStorage from "./0020_knowledge_chunk_storage.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -38,5 +39,6 @@ export const migrations = Migrator.fromRecord({
   "0014_agent_list_cache": agentListCache,
   "0016_webhook_claim_indexes": webhookClaimIndexes,
   "0017_knowledge_write_path": knowledgeWritePath,
-  "0018_knowledge_file_parts": knowledgeFileParts
+  "0018_knowledge_file_parts": knowledgeFileParts,
+  "0020_knowledge_chunk_storage": knowledgeChunkStorage
 })
