@@ -681,6 +681,26 @@ layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it)
       assert.deepInclude(yield* counters(sub.id), { total_delivered: 2, total_dead_letter: 0 })
     }))
 
+  it.effect("a claim takes whole windows, the subscription waiting longest first, so the next claim has others to take", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const first = yield* subscribe({ name: "window a", url: `${remote.url}/a` })
+      const second = yield* subscribe({ name: "window b", url: `${remote.url}/b` })
+      // Each event queues one delivery per subscription: a1, b1, a2, b2, ...
+      yield* queueEvents(4)
+      const [a, b] = [
+        (yield* deliveriesOf(first.id)).map((d) => d.id),
+        (yield* deliveriesOf(second.id)).map((d) => d.id)
+      ]
+      const repo = yield* WebhookDeliveriesRepo
+      const claim = repo.claimDue({ limit: 3, visibilityTimeoutMs: 60_000, perSubscription: 3 })
+      const one = yield* claim
+      assert.deepStrictEqual(one.map((c) => c.id), a.slice(0, 3))
+      const two = yield* claim
+      assert.deepStrictEqual(two.map((c) => c.id), b.slice(0, 3))
+      for (const claimed of [...one, ...two]) yield* repo.release(claimed)
+    }))
+
   it.effect("counters stay exact when several workers record failures, retries, dead letters and deliveries at once", () =>
     Effect.gen(function*() {
       // Every third attempt fails (500); a delivery dead-letters after WEBHOOK_MAX_ATTEMPTS (3) failures.

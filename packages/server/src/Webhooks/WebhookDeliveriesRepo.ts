@@ -188,7 +188,10 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
               SELECT 1 FROM webhook_deliveries b
               WHERE b.subscription_id = o.subscription_id AND b.status = 'delivering' AND b.locked_until > now()
             )
-            ORDER BY c.seq LIMIT ${options.limit}
+            -- Whole windows, the subscription waiting longest first: a subscription stays busy until all of its
+            -- claimed deliveries are recorded, so a claim of a few of every subscription would leave the next
+            -- claim nothing to take while they are sent.
+            ORDER BY min(c.seq) OVER (PARTITION BY o.subscription_id), c.seq LIMIT ${options.limit}
           ),
           due AS (
             -- An array of ids: looked up by primary key, never a scan of the whole table (delivered history included).
