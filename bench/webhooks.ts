@@ -2,10 +2,9 @@
  * Webhook deliveries per second to a loopback receiver: how fast the jobs
  * role drains the durable delivery queue (claim with SKIP LOCKED, signed
  * POST, record the outcome), against the receiver's own throughput for the
- * same signed POSTs sent by autocannon with as many connections as one
- * delivery cycle has in flight (64; the worker runs four such lanes),
- * measured in the same run. The receiver verifies every signature, as a real
- * one must. Also printed: the connections the jobs role opened (keep-alive
+ * same signed POSTs sent by autocannon with 64 connections (the worker
+ * keeps up to 256 deliveries in flight), measured in the same run. The
+ * receiver verifies every signature, as a real one must. Also printed: the connections the jobs role opened (keep-alive
  * reuses them) and its CPU time per delivery while draining, a figure the
  * shared machine's load disturbs less than the rate.
  *

@@ -114,6 +114,32 @@ const cycleUntil = <R>(done: Effect.Effect<boolean, never, R>) =>
 const untilAttempts = (subscriptionId: string, attempts: number) =>
   cycleUntil(Effect.map(deliveriesOf(subscriptionId), ([delivery]) => delivery.attempts >= attempts))
 
+/** Queues `count` events for the tenant's subscriptions, as executions do. */
+const queueEvents = (count: number) =>
+  Effect.gen(function*() {
+    const repo = yield* WebhookDeliveriesRepo
+    const { tenantId } = yield* admin
+    for (let i = 0; i < count; i++) {
+      yield* repo.enqueue({
+        id: crypto.randomUUID(),
+        event: "on_action_executed",
+        created_at: new Date().toISOString(),
+        tenant_id: tenantId,
+        data: { n: i }
+      })
+    }
+  }).pipe(Effect.orDie)
+
+/** Waits, up to 10 s, until the subscription counts `count` deliveries (the workers under test poll only every minute). */
+const untilDelivered = (subscriptionId: string, count: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 10_000
+    while ((yield* counters(subscriptionId)).total_delivered < count) {
+      if (Date.now() > deadline) assert.fail(`fewer than ${count} deliveries after 10 s`)
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
 // ---------------------------------------------------------------------------
 // Layers: the services under test, configured like the test server they run on
 
@@ -472,6 +498,22 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
         assert.deepInclude(yield* counters(sub.id), { total_delivered: 3 })
       }))
 
+    it.effect("an idle worker sends a newly queued delivery at once, woken by its commit, not at its next poll", () =>
+      Effect.gen(function*() {
+        const remote = yield* localServer(ok)
+        const sub = yield* subscribe({ name: "woken", url: `${remote.url}/hook` })
+        const scope = yield* Scope.make()
+        yield* Layer.buildWithScope(WebhookDeliveryWorker.layerWith({ pollInterval: "60 seconds" }), scope)
+        // The first delivery is found by the worker's first look; then it has nothing to do until woken.
+        yield* queueEvents(1)
+        yield* untilDelivered(sub.id, 1)
+        yield* Effect.sleep("200 millis")
+        yield* queueEvents(1)
+        yield* untilDelivered(sub.id, 2)
+        yield* Scope.close(scope, Exit.void)
+        assert.strictEqual(remote.received.length, 2)
+      }))
+
     it.effect("a worker interrupted mid-batch gives its leases back, and the deliveries are delivered by the next one", () =>
       Effect.gen(function*() {
         const remote = yield* localServer(() => "hang")
@@ -542,40 +584,25 @@ layer(servicesFor(env), serverSuite)("webhook delivery", (it) => {
 // ---------------------------------------------------------------------------
 // Order per subscription and exact counters, with several workers at once
 
-/** Queues `count` events for the tenant's subscriptions, as executions do. */
-const queueEvents = (count: number) =>
-  Effect.gen(function*() {
-    const repo = yield* WebhookDeliveriesRepo
-    const { tenantId } = yield* admin
-    for (let i = 0; i < count; i++) {
-      yield* repo.enqueue({
-        id: crypto.randomUUID(),
-        event: "on_action_executed",
-        created_at: new Date().toISOString(),
-        tenant_id: tenantId,
-        data: { n: i }
-      })
-    }
-  }).pipe(Effect.orDie)
-
-/** Runs `workers` worker layers side by side until `done` holds, then stops them. */
+/** Runs `workers` worker layers side by side until `done` holds (within `withinMs`), then stops them. */
 const runWorkersUntil = <RL, R>(
   workers: ReadonlyArray<Layer.Layer<never, never, RL>>,
-  done: Effect.Effect<boolean, never, R>
+  done: Effect.Effect<boolean, never, R>,
+  withinMs = 60_000
 ) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     for (const worker of workers) yield* Layer.buildWithScope(worker, scope)
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + withinMs
     while (!(yield* done)) {
-      if (Date.now() > deadline) assert.fail("the workers did not finish within 60 s")
+      if (Date.now() > deadline) assert.fail(`the workers did not finish within ${withinMs} ms`)
       yield* Effect.sleep("50 millis")
     }
     yield* Scope.close(scope, Exit.void)
   })
 
 layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it) => {
-  it.effect("one subscription's deliveries reach the receiver in the order they were queued, with two workers of two lanes each", () =>
+  it.effect("one subscription's deliveries reach the receiver in the order they were queued, with two workers at once", () =>
     Effect.gen(function*() {
       const remote = yield* localServer(ok)
       const sub = yield* subscribe({ name: "ordered", url: `${remote.url}/hook` })
@@ -590,7 +617,21 @@ layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it)
       )
     }))
 
-  it.effect("with the default worker (several lanes, 8 in flight per subscription), each subscription's deliveries arrive in queue order window by window, once each, counted exactly", () =>
+  it.effect("a subscription's next deliveries are claimed as soon as the previous ones are recorded, not at the next poll", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const sub = yield* subscribe({ name: "next", url: `${remote.url}/hook` })
+      yield* queueEvents(10)
+      const queued = (yield* deliveriesOf(sub.id)).map((d) => d.id)
+      const worker = WebhookDeliveryWorker.layerWith({ pollInterval: "60 seconds", perSubscription: 2 })
+      yield* runWorkersUntil([worker], Effect.map(counters(sub.id), (c) => c.total_delivered >= 10), 10_000)
+      const windows = remote.received.map((r) =>
+        Math.floor(queued.indexOf(r.headers["x-service-delivery"] as string) / 2)
+      )
+      assert.deepStrictEqual(windows, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    }))
+
+  it.effect("with the default worker (a claim ahead of the sends, 8 in flight per subscription), each subscription's deliveries arrive in queue order window by window, once each, counted exactly", () =>
     Effect.gen(function*() {
       const remote = yield* localServer(ok)
       const subs: Array<{ readonly id: string }> = []
@@ -601,7 +642,7 @@ layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it)
         Effect.all(subs.map((sub) => counters(sub.id))),
         (all) => all.every((c) => c.total_delivered >= events)
       )
-      // Two workers of the default lanes: their claims interleave while others' deliveries are in flight.
+      // Two default workers: their claims interleave while others' deliveries are in flight.
       const worker = WebhookDeliveryWorker.layerWith({ pollInterval: "20 millis" })
       yield* runWorkersUntil([worker, worker], delivered)
       for (const [i, sub] of subs.entries()) {
@@ -638,6 +679,26 @@ layer(servicesFor(env), serverSuite)("webhook delivery order and counters", (it)
       yield* repo.release(next[0])
       yield* repo.release(next[1])
       assert.deepInclude(yield* counters(sub.id), { total_delivered: 2, total_dead_letter: 0 })
+    }))
+
+  it.effect("a claim takes whole windows, the subscription waiting longest first, so the next claim has others to take", () =>
+    Effect.gen(function*() {
+      const remote = yield* localServer(ok)
+      const first = yield* subscribe({ name: "window a", url: `${remote.url}/a` })
+      const second = yield* subscribe({ name: "window b", url: `${remote.url}/b` })
+      // Each event queues one delivery per subscription: a1, b1, a2, b2, ...
+      yield* queueEvents(4)
+      const [a, b] = [
+        (yield* deliveriesOf(first.id)).map((d) => d.id),
+        (yield* deliveriesOf(second.id)).map((d) => d.id)
+      ]
+      const repo = yield* WebhookDeliveriesRepo
+      const claim = repo.claimDue({ limit: 3, visibilityTimeoutMs: 60_000, perSubscription: 3 })
+      const one = yield* claim
+      assert.deepStrictEqual(one.map((c) => c.id), a.slice(0, 3))
+      const two = yield* claim
+      assert.deepStrictEqual(two.map((c) => c.id), b.slice(0, 3))
+      for (const claimed of [...one, ...two]) yield* repo.release(claimed)
     }))
 
   it.effect("counters stay exact when several workers record failures, retries, dead letters and deliveries at once", () =>

@@ -14,11 +14,12 @@ import type { Webhooks } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { Notifications } from "../Platform/Notifications.ts"
 
 export type DeliveryStatus = typeof Webhooks.DeliveryStatus.Type
 
-/** The channel a commit with new deliveries notifies (for workers that LISTEN). */
-export const deliveriesChannel = "webhook_deliveries"
+/** The notification topic a commit with new deliveries publishes: it wakes the delivery workers. */
+export const webhookDeliveriesTopic = "webhook_deliveries"
 
 /** The body of every delivery (spec: "Delivery payload"). */
 export interface DeliveryPayload {
@@ -137,6 +138,7 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
     WebhookDeliveriesRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const notifications = yield* Notifications
 
       const enqueue = (payload: DeliveryPayload) =>
         Effect.gen(function*() {
@@ -147,8 +149,8 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
             WHERE s.tenant_id = ${payload.tenant_id} AND s.is_active
               AND (s.event_filter = '*' OR s.event_filter = ${payload.event})
             RETURNING id`
-          // pg_notify, not PgClient.notify: it is sent on COMMIT, and cannot deadlock the embedded database's single backend.
-          if (rows.length > 0) yield* sql`SELECT pg_notify(${deliveriesChannel}, ${payload.tenant_id})`
+          // Sent on COMMIT (pg_notify), so a worker woken by it finds the deliveries.
+          if (rows.length > 0) yield* notifications.publish(webhookDeliveriesTopic, payload.tenant_id)
           return rows.length
         })
 
@@ -186,7 +188,10 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
               SELECT 1 FROM webhook_deliveries b
               WHERE b.subscription_id = o.subscription_id AND b.status = 'delivering' AND b.locked_until > now()
             )
-            ORDER BY c.seq LIMIT ${options.limit}
+            -- Whole windows, the subscription waiting longest first: a subscription stays busy until all of its
+            -- claimed deliveries are recorded, so a claim of a few of every subscription would leave the next
+            -- claim nothing to take while they are sent.
+            ORDER BY min(c.seq) OVER (PARTITION BY o.subscription_id), c.seq LIMIT ${options.limit}
           ),
           due AS (
             -- An array of ids: looked up by primary key, never a scan of the whole table (delivered history included).

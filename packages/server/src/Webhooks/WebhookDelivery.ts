@@ -1,38 +1,47 @@
 /**
- * The webhook delivery worker of the jobs role. Per cycle (`deliverDue`) it:
+ * The webhook delivery worker of the jobs role. A cycle (`deliverDue`, one
+ * batch from claim to outcomes) and the worker's loop (`deliverContinuously`,
+ * claims overlapping the sends) do the same three things:
  *
- * 1. claims a batch of due deliveries (`FOR UPDATE SKIP LOCKED`, one short
- *    statement) and leases them for the visibility timeout: per subscription
+ * 1. claim a batch of due deliveries (`FOR UPDATE SKIP LOCKED`, one short
+ *    statement) and lease them for the visibility timeout: per subscription
  *    its oldest few (`perSubscription`), and none of a subscription whose
- *    deliveries another cycle is still sending, so one subscription's
- *    deliveries are attempted in the order they were queued;
- * 2. sends many at once (`concurrency`), in queue order, outside any
+ *    deliveries are still being sent (by this worker or another), so one
+ *    subscription's deliveries are attempted in the order they were queued;
+ * 2. send many at once (`concurrency`), in queue order, outside any
  *    transaction, each a signed POST of `{id, event, created_at, tenant_id,
  *    data}` through the same guarded outbound client as actions (no redirects
  *    followed, connections kept alive per host);
- * 3. records the outcomes in batches — whatever has returned while the
+ * 3. record the outcomes in batches — whatever has returned while the
  *    previous batch was being written, one statement for all of them and
  *    their subscriptions' counters — uninterruptibly: 2xx delivered; 410 Gone
  *    dead-letters it and disables the subscription; anything else retries
  *    after `WEBHOOK_RETRY_BASE_MS * 2^(attempt-1)` (plus up to 25 % jitter)
  *    until `WEBHOOK_MAX_ATTEMPTS`, then dead letter.
  *
- * The worker runs a few cycles side by side (`lanes`), so one slow receiver
- * holds up only its own cycle. Delivery is at least once. A worker stopped mid-call gives its leases back;
- * one that dies leaves them to expire, after which another worker claims them
- * again — nothing is lost. Keep the visibility timeout well above
- * `ACTIONS_TIMEOUT_MS`, or a slow call may be sent twice.
+ * The worker keeps its sends going: it claims the next batch while the
+ * current one is in flight (up to `concurrency` sending and a batch waiting
+ * its turn), and looks for more as soon as outcomes are recorded (their
+ * subscriptions may be claimed again) or a commit queues deliveries (LISTEN/
+ * NOTIFY through `Notifications`); only with nothing due does it wait, up to
+ * `pollInterval`, for retries to come due. One slow receiver holds up only
+ * its own sends. Delivery is at least once. A worker stopped mid-call gives
+ * its leases back; one that dies leaves them to expire, after which another
+ * worker claims them again — nothing is lost. Keep the visibility timeout
+ * well above `ACTIONS_TIMEOUT_MS`, or a slow call may be sent twice.
  */
-import { Context, Duration, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, FiberSet, Layer, Queue, Result, Semaphore, Stream } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { OutboundHttp } from "../Actions/OutboundHttp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
+import { Notifications } from "../Platform/Notifications.ts"
 import {
   type AttemptRecord,
   type ClaimedDelivery,
   type Outcome,
   type OutcomeKind,
-  WebhookDeliveriesRepo
+  WebhookDeliveriesRepo,
+  webhookDeliveriesTopic
 } from "./WebhookDeliveriesRepo.ts"
 import { deliveryHeaders } from "./WebhookSignature.ts"
 import { WebhookSubscriptions } from "./WebhookSubscriptions.ts"
@@ -63,7 +72,8 @@ const defaults = {
   concurrency: 64,
   perSubscription: 8,
   visibilityTimeout: Duration.seconds(60),
-  lanes: 4
+  workerConcurrency: 256,
+  pollInterval: Duration.seconds(1)
 }
 
 /** No retry waits longer than this, whatever the configuration. */
@@ -82,6 +92,14 @@ const excerpt = (body: Uint8Array) => new TextDecoder().decode(body.subarray(0, 
 export class WebhookDelivery extends Context.Service<WebhookDelivery, {
   /** One cycle: claim a batch, deliver it, record every outcome. */
   readonly deliverDue: (options?: DeliveryOptions) => Effect.Effect<DeliveryBatch, SqlError>
+  /**
+   * The worker's loop, until interrupted: keeps up to `concurrency` deliveries
+   * in flight, claiming the next batch while the current ones are sent, and
+   * looks again whenever outcomes are recorded (their subscriptions may be
+   * claimed again), `wakeups` emits (new deliveries were queued), or
+   * `pollInterval` passes with nothing due (retries that came due).
+   */
+  readonly deliverContinuously: (options: WorkerOptions, wakeups: Stream.Stream<unknown>) => Effect.Effect<never>
 }>()("@agent-platform/server/Webhooks/WebhookDelivery") {
   static readonly layer = Layer.effect(
     WebhookDelivery,
@@ -262,34 +280,113 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           })
         )
 
-      return WebhookDelivery.of({ deliverDue })
+      /** Writes outcomes; a database failure leaves their leases to expire: retried, not lost. */
+      const recordOrExpire = (outcomes: ReadonlyArray<Outcome>) =>
+        repo.recordOutcomes(outcomes).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning(
+              `could not record ${outcomes.length} webhook delivery attempt(s); their leases will expire and they are retried`,
+              cause
+            )
+          )
+        )
+
+      const deliverContinuously = (options: WorkerOptions, wakeups: Stream.Stream<unknown>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const batchSize = options.batchSize ?? defaults.batchSize
+          const concurrency = options.concurrency ?? defaults.workerConcurrency
+          const pollInterval = options.pollInterval ?? defaults.pollInterval
+          const claimOptions = {
+            limit: batchSize,
+            visibilityTimeoutMs: Duration.toMillis(options.visibilityTimeout ?? defaults.visibilityTimeout),
+            perSubscription: options.perSubscription ?? defaults.perSubscription
+          }
+          const sending = yield* Semaphore.make(concurrency)
+          const returned = yield* Queue.unbounded<Outcome>()
+          // Something may have become claimable: outcomes recorded, deliveries queued.
+          const wake = yield* Queue.sliding<void>(1)
+          /** Claimed, and neither recorded nor given back yet. */
+          let held = 0
+          const settled = (count: number) =>
+            Effect.suspend(() => {
+              held -= count
+              return Queue.offer(wake, undefined)
+            })
+          const record = (outcomes: ReadonlyArray<Outcome>) =>
+            Effect.andThen(recordOrExpire(outcomes), settled(outcomes.length))
+
+          // Scope finalizers run last to first: the deliveries end first (each outcome queued, or its lease
+          // given back), then the recorder, then what it had not taken yet is written.
+          yield* Effect.addFinalizer(() =>
+            Effect.flatMap(Queue.clear(returned), (rest) => (rest.length === 0 ? Effect.void : record(rest)))
+          )
+          // One writer: whatever returned while the previous batch was written goes in the next statement.
+          yield* Effect.uninterruptibleMask((restore) => Effect.flatMap(restore(Queue.takeAll(returned)), record)).pipe(
+            Effect.forever,
+            Effect.interruptible,
+            Effect.forkScoped
+          )
+          const deliveries = yield* FiberSet.make<void>()
+          yield* Stream.runForEach(wakeups, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)
+
+          /** Waits for its turn to send; cut short (the worker stops), its lease is given back. */
+          const deliverOne = (claim: ClaimedDelivery, secrets: Result.Result<ReadonlyArray<string>, string>) =>
+            Effect.uninterruptibleMask((restore) =>
+              Effect.flatMap(
+                Effect.exit(restore(sending.withPermits(1)(attempt(claim, secrets)))),
+                (exit) =>
+                  Exit.isSuccess(exit)
+                    ? Queue.offer(returned, toOutcome(claim, exit.value))
+                    : Effect.andThen(release(claim), settled(1))
+              )
+            ).pipe(Effect.interruptible)
+
+          // Not interruptible: a claim that committed is always handed to its deliveries.
+          const claimNext = Effect.uninterruptible(Effect.gen(function*() {
+            const claims = yield* repo.claimDue(claimOptions)
+            held += claims.length
+            if (claims.length === 0) return 0
+            const secrets = yield* secretsOf(claims)
+            for (const claim of claims) {
+              yield* FiberSet.run(deliveries, deliverOne(claim, secrets.get(claim.subscription_id)!))
+            }
+            return claims.length
+          }))
+          const nextWake = Queue.take(wake).pipe(Effect.timeout(pollInterval), Effect.ignore)
+
+          return yield* Effect.forever(Effect.gen(function*() {
+            // Room for a whole batch beyond what is sent now: the next batch waits claimed, not the sender idle.
+            if (held > concurrency) return yield* Queue.take(wake)
+            const claimed = yield* claimNext.pipe(
+              Effect.catchCause((cause) =>
+                Effect.logWarning("webhook delivery claim failed; trying again", cause).pipe(Effect.as(0))
+              )
+            )
+            if (claimed === 0) yield* nextWake
+          }))
+        }))
+
+      return WebhookDelivery.of({ deliverDue, deliverContinuously })
     })
   ).pipe(Layer.provide(Layer.mergeAll(WebhookDeliveriesRepo.layer, OutboundHttp.layer)))
 }
 
 export interface WorkerOptions extends DeliveryOptions {
-  /** The pause between cycles once the queue is drained; default 1 s. */
+  /** Deliveries in flight at once; default 256. */
+  readonly concurrency?: number | undefined
+  /** How long the worker waits, when nothing is due and nothing wakes it, before looking again; default 1 s. */
   readonly pollInterval?: Duration.Input | undefined
-  /** Cycles run side by side; default 4. */
-  readonly lanes?: number | undefined
 }
 
 const workerLayer = (options: WorkerOptions = {}) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const delivery = yield* WebhookDelivery
-    // Anything claimed means more may be due: go on at once rather than after the poll interval.
-    const drain = delivery.deliverDue(options).pipe(Effect.repeat({ while: (batch) => batch.claimed > 0 }))
-    const lane = drain.pipe(
-      Effect.catchCause((cause) =>
-        Effect.logWarning("webhook delivery cycle failed; the next poll tries again", cause)
-      ),
-      Effect.repeat(Schedule.spaced(options.pollInterval ?? "1 second"))
-    )
-    for (let i = 0; i < (options.lanes ?? defaults.lanes); i++) yield* Effect.forkScoped(lane)
+    const notifications = yield* Notifications
+    yield* Effect.forkScoped(delivery.deliverContinuously(options, notifications.subscribe(webhookDeliveriesTopic)))
   })).pipe(Layer.provide(WebhookDelivery.layer))
 
 /**
- * Runs `deliverDue` in a loop for the jobs role, until its scope closes
+ * Runs `deliverContinuously` for the jobs role, until its scope closes
  * (in-flight calls are then cut short and their leases given back; recorded
  * outcomes are never lost).
  */
