@@ -13,7 +13,11 @@
  *    action: subscriptions × executions deliveries are queued, none sent
  *    (the api role runs no delivery worker).
  * 2. `ROLE=jobs` on the same database: the rate is counted from the first
- *    delivery the receiver gets to the last.
+ *    delivery the receiver gets to the last, and again from one second
+ *    after the first (the worker's start, its first claims and connections
+ *    and a cold JIT, weighs about a second). By default 50 × 300 = 15,000
+ *    deliveries, a drain of several seconds (BENCH_EXECUTIONS=100 gives the
+ *    5,000 of earlier releases, a drain that start-up weighs on more).
  *
  * Embedded database in a new data dir by default; BENCH_DATABASE_URL runs it
  * on PostgreSQL instead (a new tenant per run keeps runs apart).
@@ -32,7 +36,7 @@ import { benchAdmin, createBenchDatabase, ensureBundle, freePort, repoRoot, repo
 import { format, summarize } from "./ProfileSummary.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
-const executions = Number(process.env.BENCH_EXECUTIONS ?? 100)
+const executions = Number(process.env.BENCH_EXECUTIONS ?? 300)
 const expected = subscriptions * executions
 const signingSecret = "bench-signing-secret-0123456789"
 const tenantPassword = "Bench-Tenant-Passw0rd!"
@@ -72,6 +76,8 @@ let deliveries = 0
 let badSignatures = 0
 let firstAt = 0
 let lastAt = 0
+/** Deliveries received when the first second after the first one had passed, and when that was. */
+let afterFirstSecond: { readonly deliveries: number; readonly at: number } | undefined
 let onDelivery: () => void = () => {}
 /** The jobs role's pid, and its CPU time at the first delivery and at the last one. */
 let jobsPid: number | undefined
@@ -89,6 +95,7 @@ const receiver = createServer(async (request, response) => {
       cpuAtFirst = cpuSecondsOf(jobsPid)
     }
     if (deliveries === expected) cpuAtLast = cpuSecondsOf(jobsPid)
+    if (afterFirstSecond === undefined && now - firstAt >= 1000) afterFirstSecond = { deliveries, at: now }
     lastAt = now
     onDelivery()
   }
@@ -330,6 +337,14 @@ try {
     `jobs role, ${backend}: ${subscriptions} subs x ${executions} executions`,
     `${rate.toFixed(0)} deliveries/s  (${(rate / baselineRate).toFixed(2)}x baseline)`
   )
+  if (afterFirstSecond !== undefined && lastAt > afterFirstSecond.at) {
+    // The first second holds the worker's start: its first claims, its first connections, a cold JIT.
+    const steady = (deliveries - afterFirstSecond.deliveries) / ((lastAt - afterFirstSecond.at) / 1000)
+    report(
+      "  after the first second of deliveries",
+      `${steady.toFixed(0)} deliveries/s  (${(steady / baselineRate).toFixed(2)}x baseline)`
+    )
+  }
   report("  from spawning the jobs role to the last delivery", `${(drainedAfter / 1000).toFixed(1)} s`)
   report("  signatures that failed verification", String(badSignatures))
   report("  connections the jobs role opened to the receiver", String(connections - connectionsBefore))
