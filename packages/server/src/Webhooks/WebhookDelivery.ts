@@ -201,7 +201,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
         )
 
       // The claim is not interruptible: a claim that committed is always sent or given back, never left leased
-      // by a worker that is stopping (with several lanes polling, one is often mid-claim when the worker stops).
+      // by a worker that is stopping.
       const deliverDue = (options: DeliveryOptions = {}) =>
         Effect.uninterruptibleMask((restoreCycle) =>
           Effect.gen(function*() {
