@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { eventually } from "./Eventually.ts"
-import { type Exited, healthy, run, type RunningService, start } from "./ServiceProcess.ts"
+import { type Exited, healthy, logEntries, run, type RunningService, start } from "./ServiceProcess.ts"
 
 describe("the service process", () => {
   it.live(
@@ -70,14 +70,8 @@ describe("the service process", () => {
 })
 
 describe("the request log", () => {
-  interface Entry {
-    readonly message: string
-    readonly level: string
-    readonly annotations: { readonly path?: string; readonly status?: number; readonly method?: string }
-  }
-  const requestLines = (service: RunningService): ReadonlyArray<Entry> =>
-    service.stdout().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Entry)
-      .filter((entry) => entry.message === "request")
+  const requestLines = (service: RunningService) =>
+    logEntries(service.stdout()).filter((entry) => entry.message === "request")
 
   it.live("one JSON line per request at Info; a healthy /health probe only at Debug", () =>
     Effect.gen(function*() {

@@ -24,7 +24,7 @@ import WebSocket from "ws"
 import { eventually } from "./Eventually.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import { anaAndBoInARoom, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
-import { type RunningService, start } from "./ServiceProcess.ts"
+import { logEntries, type RunningService, start } from "./ServiceProcess.ts"
 import { adminEmail, adminPassword, createKey, postgresCopy, TestServer } from "./TestServer.ts"
 
 const postgresUrl = process.env.TEST_DATABASE_URL ?? ""
@@ -112,17 +112,9 @@ const agentsStatus = (process: RunningService, key: string) =>
 
 /** The once-per-cluster runs a jobs process logged: the tick of each run of `step`. */
 const ticksRun = (process: RunningService, step: string) =>
-  process.stdout().split("\n").flatMap((line) => {
-    let entry: { annotations?: { cron_step?: string; tick?: string } }
-    try {
-      entry = JSON.parse(line)
-    } catch {
-      return [] // not a log entry, or the last line still being written
-    }
-    return entry.annotations?.cron_step === step && entry.annotations.tick !== undefined
-      ? [entry.annotations.tick]
-      : []
-  })
+  logEntries(process.stdout()).flatMap(({ annotations }) =>
+    annotations.cron_step === step && typeof annotations.tick === "string" ? [annotations.tick] : []
+  )
 
 /** A WebSocket to a room chat with a session; the frames it received; closed with the test. */
 const roomSocket = (url: string, sessionToken: string) =>

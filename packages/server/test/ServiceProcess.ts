@@ -83,6 +83,27 @@ export const run = (env: Record<string, string>, until?: (url: string, stdout: s
     })
   )
 
+/** One line of the service's JSON log (`LOG_FORMAT=json`). */
+export interface LogEntry {
+  readonly message: string
+  readonly level: string
+  readonly annotations: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The JSON log entries in a service's output so far. Lines that are not
+ * JSON are left out, and so is a last line still being written.
+ */
+export const logEntries = (stdout: string): ReadonlyArray<LogEntry> =>
+  stdout.split("\n").flatMap((line) => {
+    if (!line.startsWith("{")) return []
+    try {
+      return [JSON.parse(line) as LogEntry]
+    } catch {
+      return []
+    }
+  })
+
 /** Whether the service at `url` answers /health with 200. */
 export const healthy = (url: string) =>
   fetch(`${url}/health`).then(async (r) => (await r.arrayBuffer(), r.status === 200))
