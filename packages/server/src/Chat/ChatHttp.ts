@@ -6,7 +6,7 @@
  * engine keeps what was said so far.
  */
 import { Api, type Chat } from "@agent-platform/domain"
-import { Effect, Schedule, Stream } from "effect"
+import { Effect, Queue, Stream } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { boundSpace } from "../Access/SpaceBinding.ts"
@@ -23,15 +23,36 @@ export const sseData = (data: string) => encoder.encode(`data: ${data}\n\n`)
 
 export const heartbeatInterval = "15 seconds"
 
-/** The SSE body of a turn: its events, heartbeats while it runs, then `[DONE]`. */
-export const sseBody = (events: Stream.Stream<Chat.ChatEvent>) => {
-  const heartbeats = Stream.fromSchedule(Schedule.spaced(heartbeatInterval)).pipe(
-    Stream.map(() => encoder.encode(": ping\n\n"))
-  )
-  return Stream.merge(events.pipe(Stream.map((event) => sseData(JSON.stringify(event)))), heartbeats, {
-    haltStrategy: "left"
-  }).pipe(Stream.concat(Stream.make(sseData("[DONE]"))))
-}
+/** Frames buffered between a turn and its response at most. */
+const bufferSize = 64
+
+const heartbeat = encoder.encode(": ping\n\n")
+const done = sseData("[DONE]")
+
+/**
+ * The SSE body of a turn: its events, a heartbeat after every
+ * `heartbeatInterval` the turn runs, then `[DONE]`. A pump takes the turn's
+ * events as they come into a buffer the response drains: the events a turn
+ * produced while the last write went out leave together in the next one. An
+ * answer of 30 tokens from the embedded model is three writes, not 30.
+ * A client that reads slower than the turn speaks holds the turn back once
+ * `bufferSize` frames wait; a turn cut short (the client left) stores what
+ * the pump took (ChatEngine), which is at most that many frames more than
+ * what Node took — less than its socket buffers hold anyway.
+ */
+export const sseBody = (events: Stream.Stream<Chat.ChatEvent>): Stream.Stream<Uint8Array> =>
+  Stream.callback<Uint8Array>((queue) =>
+    Effect.gen(function*() {
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.andThen(Effect.sleep(heartbeatInterval), Queue.offer(queue, heartbeat)))
+      )
+      yield* Stream.runForEachArray(
+        events,
+        (chunk) => Queue.offerAll(queue, chunk.map((event) => sseData(JSON.stringify(event))))
+      )
+      yield* Queue.offer(queue, done)
+      yield* Queue.end(queue)
+    }), { bufferSize })
 
 export const ChatHttp = HttpApiBuilder.group(Api, "chat", (handlers) =>
   Effect.gen(function*() {
