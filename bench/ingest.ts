@@ -1,7 +1,7 @@
 /**
  * Ingestion throughput: documents per second from the first POST
  * /v1/knowledge/ingest to the last document `ready` (chunked, embedded,
- * full-text and trigram indexed), BENCH_DOCUMENTS documents of 4 KB each,
+ * full-text indexed, its words in the agent's vocabulary on PostgreSQL), BENCH_DOCUMENTS documents of 4 KB each,
  * posted BENCH_CONCURRENCY at a time while the service's own ingestion worker
  * drains the queue.
  *

@@ -18,6 +18,7 @@ import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
 import { KnowledgeRepo, partSize } from "../src/Knowledge/KnowledgeRepo.ts"
 import { Retrieval } from "../src/Knowledge/Retrieval.ts"
 import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
+import knowledgeVocabulary from "../src/migrations/0021_knowledge_vocabulary.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Notifications } from "../src/Platform/Notifications.ts"
 import { shippingGuide } from "./Documents.ts"
@@ -465,14 +466,18 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.strictEqual(retrieval.mode, available ? "pgvector" : "lexical")
         // The indexes each strategy searches with.
         const indexes = (yield* sql<{ indexname: string }>`
-          SELECT indexname FROM pg_indexes WHERE tablename = 'knowledge_chunks'`).map((row) => row.indexname)
-        // pgvector ranks by an exact scan of the agents' chunks: no index is maintained per chunk for it.
-        const lexicalIndexes = ["knowledge_chunks_tsv_idx", "knowledge_chunks_trgm_idx"]
+          SELECT indexname FROM pg_indexes WHERE tablename IN ('knowledge_chunks', 'knowledge_words')`).map((row) =>
+          row.indexname
+        )
+        // pgvector ranks by an exact scan of the agents' chunks: no index is maintained per chunk for it. Lexical
+        // search finds typos through the agents' vocabularies: no trigram index over every chunk's text either.
+        const lexicalIndexes = ["knowledge_chunks_tsv_idx", "knowledge_words_trgm_idx"]
         if (available) {
           for (const index of [...lexicalIndexes, "knowledge_chunks_vector_512_idx"]) assert.notInclude(indexes, index)
         } else {
           assert.includeMembers(indexes, lexicalIndexes)
         }
+        assert.notInclude(indexes, "knowledge_chunks_trgm_idx")
 
         const refunds = yield* retrieval.search({
           tenantId,
@@ -533,6 +538,66 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
           // Nearest neighbours: always some chunk of this agent, however unrelated the query.
           assert.isTrue(typo.length > 0 && typo.every((chunk) => chunk.agentId === agentId))
         }
+      }))
+
+    it.effect("finds a misspelt word through the agent's vocabulary: never a deleted file's chunks, never another agent's", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const retrieval = yield* Retrieval
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const otherAgent = yield* newAgent(tenantId)
+        const office = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        // A URL with a quote: the lexeme `/o'reilly-handbook`, which the query's `reill` is similar to.
+        const handbook = "Read the handbook at http://example.com/o'reilly-handbook or in the manuals on the share."
+        yield* files.ingest({ tenantId, agentId: otherAgent, filename: "handbook.md", content: handbook })
+        while ((yield* queue.processDue).claimed > 0) {}
+        if (retrieval.mode === "pgvector") {
+          // The embedded database ranks by vector: no vocabulary is kept.
+          const [{ exists }] = yield* sql<
+            { exists: boolean }
+          >`SELECT to_regclass('knowledge_words') IS NOT NULL AS exists`
+          assert.isFalse(exists)
+          return
+        }
+        const words = (yield* sql<{ word: string }>`
+          SELECT word FROM knowledge_words WHERE tenant_id = ${tenantId} AND agent_id = ${agentId}`).map((row) =>
+          row.word
+        )
+        assert.includeMembers(words, ["office", "cafeteria", "reception"])
+        assert.notInclude(words, "handbook")
+        // The other agent's words are not this agent's, and quoted words match as written.
+        assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [agentId], query: "handbok reilly" }), [])
+        const quoted = yield* retrieval.search({ tenantId, agentIds: [otherAgent], query: "reilly manuals" })
+        assert.deepStrictEqual(quoted.map((chunk) => chunk.filename), ["handbook.md"])
+        // Deleted: its words may stay in the vocabulary, its chunks are never returned.
+        yield* files.remove({ tenantId, fileId: office.file_id })
+        assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" }), [])
+      }))
+
+    it.effect("an existing database gets its agents' vocabularies from the chunks stored, and loses the chunk trigram index", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const retrieval = yield* Retrieval
+        if (retrieval.mode === "pgvector") return
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        while ((yield* queue.processDue).claimed > 0) {}
+        // The state before migration 0021: chunks, no vocabulary, a trigram index over every chunk's text.
+        yield* sql`DELETE FROM knowledge_words WHERE agent_id = ${agentId}`
+        yield* sql`CREATE INDEX knowledge_chunks_trgm_idx ON knowledge_chunks USING gin (content gin_trgm_ops)`
+        assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" }), [])
+        yield* knowledgeVocabulary
+        const typo = yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" })
+        assert.deepStrictEqual(typo.map((chunk) => chunk.filename), ["office.md"])
+        const indexes = (yield* sql<{ indexname: string }>`
+          SELECT indexname FROM pg_indexes WHERE tablename = 'knowledge_chunks'`).map((row) => row.indexname)
+        assert.notInclude(indexes, "knowledge_chunks_trgm_idx")
       }))
   })
 })

@@ -7,7 +7,7 @@
  * calls and reports.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Context, Effect, Equal, Layer, Option, Redacted, Stream } from "effect"
 import * as AiError from "effect/ai/AiError"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
 import * as LanguageModel from "effect/ai/LanguageModel"
@@ -403,6 +403,24 @@ describe("Hashing embedder (embedded-hashing-v2)", () => {
       // "refund", "policy", "shippi" + "ng", "times"
       assert.strictEqual(response.usage.inputTokens, 5)
       assert.deepStrictEqual((yield* model.embed("shipping times")).vector, HashingEmbedder.embedText("shipping times"))
+    }))
+
+  it.effect("answers embedMany with the responses effect's constructor makes, each vector as embedText's", () =>
+    Effect.gen(function*() {
+      const model = yield* HashingEmbedder.make
+      const texts = ["refund policy", "it is what it is", "Café prices"]
+      const { embeddings } = yield* model.embedMany(texts)
+      texts.forEach((text, i) => {
+        const expected = new EmbeddingModel.EmbedResponse({ vector: HashingEmbedder.embedText(text) })
+        assert.instanceOf(embeddings[i], EmbeddingModel.EmbedResponse)
+        assert.isTrue(Equal.equals(embeddings[i], expected), text)
+      })
+      assert.deepStrictEqual(
+        yield* model.embedMany([]),
+        yield* (yield* EmbeddingModel.make({
+          embedMany: () => Effect.die("not called for no input")
+        })).embedMany([])
+      )
     }))
 
   it.effect("counts the tokens of any text as the embedded tokenizer does", () =>

@@ -158,6 +158,8 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
    * while its attempt still holds the file. Safe to repeat: a chunk already
    * written (by this attempt or an earlier one of the same content) is
    * overwritten. The chunks stay out of search until the file is `ready`.
+   * Without pgvector their words also join their agent's vocabulary (typo
+   * search, migration 0021).
    */
   readonly storeChunks: (model: string, chunks: ReadonlyArray<FileChunk>) => Effect.Effect<void, SqlError>
   /**
@@ -215,17 +217,27 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
               ON CONFLICT (file_id, ordinal) DO UPDATE
               SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
                   embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`
+          // The chunks' words join their agent's vocabulary (migration 0021) in the same statement, in key order so
+          // that two workers adding the same new words wait for each other instead of deadlocking.
           : sql`
-              INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
-                                            embedding_dims)
-              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, ${vector}, ${model}, c.dims
-              FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${dims}::int[], ${starts}::int[])
-                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, start)
-              WHERE ${owned}
-              ON CONFLICT (file_id, ordinal) DO UPDATE
-              SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
-                  embedding_dims = excluded.embedding_dims`).pipe(Effect.asVoid)
+              WITH stored AS (
+                INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
+                                              embedding_dims)
+                SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, ${vector}, ${model}, c.dims
+                FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[],
+                            ${ordinals}::int[], ${contents}::text[], ${dims}::int[], ${starts}::int[])
+                  AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, start)
+                WHERE ${owned}
+                ON CONFLICT (file_id, ordinal) DO UPDATE
+                SET content = excluded.content, embedding = excluded.embedding,
+                    embedding_model = excluded.embedding_model, embedding_dims = excluded.embedding_dims
+                RETURNING agent_id, tenant_id, content_tsv
+              )
+              INSERT INTO knowledge_words (agent_id, tenant_id, word)
+              SELECT DISTINCT s.agent_id, s.tenant_id, w.word
+              FROM stored s CROSS JOIN unnest(tsvector_to_array(s.content_tsv)) AS w (word)
+              ORDER BY s.agent_id, w.word
+              ON CONFLICT DO NOTHING`).pipe(Effect.asVoid)
       }
 
       const markReady = (

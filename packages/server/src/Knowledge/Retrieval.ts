@@ -5,9 +5,10 @@
  *
  * Two strategies, chosen by what the database offers (SearchCapabilities):
  * - `pgvector`: nearest neighbours by exact cosine distance over the agents' chunks;
- * - `lexical`: full-text candidates (`tsvector`, prefix-matched stems) and
- *   trigram candidates (pg_trgm word similarity, for typos), re-ranked by the
- *   cosine of their stored `real[]` embeddings — PostgreSQL 15 without pgvector.
+ * - `lexical`: full-text candidates (`tsvector`, prefix-matched stems, and for
+ *   typos the words of the agents' vocabularies similar to a query word by
+ *   pg_trgm word similarity), re-ranked by the cosine of their stored `real[]`
+ *   embeddings — PostgreSQL 15 without pgvector.
  */
 import { Context, Effect, Layer } from "effect"
 import type * as AiError from "effect/ai/AiError"
@@ -133,16 +134,25 @@ export class Retrieval extends Context.Service<Retrieval, {
         if (words.length === 0) return Effect.succeed([])
         const tsQuery = words.map((word) => `${word}:*`).join(" | ")
         const fuzzyWords = words.filter((word) => word.length >= 4)
-        const trigram = capabilities.trigram && fuzzyWords.length > 0
-          ? sql`OR c.content %> ANY(${fuzzyWords}::text[])`
-          : sql.literal("")
+        // Typos: the words of the agents' vocabularies (migration 0021) similar to a query word, each quoted as a
+        // lexeme of its own (a quote or backslash in it doubled), or nothing.
+        const similar = capabilities.trigram && fuzzyWords.length > 0
+          ? sql`(
+              SELECT string_agg(DISTINCT
+                       '''' || replace(replace(v.word, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery
+              FROM unnest(${fuzzyWords}::text[]) AS q (word)
+              JOIN knowledge_words v ON v.word %> q.word
+              WHERE v.tenant_id = ${tenantId} AND v.agent_id = ANY(${agentIds}::uuid[]))`
+          : sql.literal("NULL::tsquery")
         return sql<CandidateRow>`
+          WITH terms AS (SELECT to_tsquery('simple', ${tsQuery}) AS typed, ${similar} AS alike),
+          q AS (SELECT coalesce(typed || alike, typed) AS query FROM terms)
           SELECT c.id, c.file_id, c.agent_id, f.filename, c.ordinal, c.content, c.embedding
-          FROM knowledge_chunks c
+          FROM q CROSS JOIN knowledge_chunks c
           JOIN knowledge_files f ON f.id = c.file_id AND f.status = 'ready'
           WHERE c.tenant_id = ${tenantId} AND c.agent_id = ANY(${agentIds}::uuid[]) AND c.embedding_model = ${model}
-            AND (c.content_tsv @@ to_tsquery('simple', ${tsQuery}) ${trigram})
-          ORDER BY ts_rank(c.content_tsv, to_tsquery('simple', ${tsQuery})) DESC
+            AND c.content_tsv @@ q.query
+          ORDER BY ts_rank(c.content_tsv, q.query) DESC
           LIMIT ${candidateLimit}`.pipe(
           Effect.map((rows) =>
             rows

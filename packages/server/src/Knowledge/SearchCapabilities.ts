@@ -2,8 +2,9 @@
  * What this database offers knowledge search, found once at start: a
  * pgvector column on `knowledge_chunks` (the embedded PGlite; migration 0005
  * adds it only where `vector` is available) and pg_trgm (both backends).
- * Production PostgreSQL 15 without pgvector searches full-text + trigram and
- * re-ranks by cosine instead. With pgvector, search is an exact scan of the
+ * Production PostgreSQL 15 without pgvector searches full-text (typos through
+ * a trigram index on each agent's vocabulary, migration 0021) and re-ranks by
+ * cosine instead. With pgvector, search is an exact scan of the
  * agents' chunks (no HNSW index to maintain per chunk: migration 0017).
  */
 import { Context, Effect, Layer } from "effect"
@@ -12,7 +13,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 export class SearchCapabilities extends Context.Service<SearchCapabilities, {
   /** `knowledge_chunks.embedding_vector` exists (pgvector installed). */
   readonly pgvector: boolean
-  /** pg_trgm is installed (trigram candidates and index). */
+  /** pg_trgm is installed (typos matched through the vocabulary's trigram index). */
   readonly trigram: boolean
 }>()("@agent-platform/server/Knowledge/SearchCapabilities") {
   static readonly layer = Layer.effect(

@@ -22,6 +22,7 @@ import webhookClaimIndexes from "./0016_webhook_claim_indexes.ts"
 import knowledgeWritePath from "./0017_knowledge_write_path.ts"
 import knowledgeFileParts from "./0018_knowledge_file_parts.ts"
 import knowledgeChunkStorage from "./0020_knowledge_chunk_storage.ts"
+import knowledgeVocabulary from "./0021_knowledge_vocabulary.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -40,5 +41,6 @@ export const migrations = Migrator.fromRecord({
   "0016_webhook_claim_indexes": webhookClaimIndexes,
   "0017_knowledge_write_path": knowledgeWritePath,
   "0018_knowledge_file_parts": knowledgeFileParts,
-  "0020_knowledge_chunk_storage": knowledgeChunkStorage
+  "0020_knowledge_chunk_storage": knowledgeChunkStorage,
+  "0021_knowledge_vocabulary": knowledgeVocabulary
 })
