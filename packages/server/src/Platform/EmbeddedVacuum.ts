@@ -40,16 +40,14 @@ export interface VacuumPass {
   readonly analyzed: ReadonlyArray<string>
 }
 
-/** Which tables are due, and for what. */
+const needsVacuum = (table: TableStats) =>
+  table.dead > vacuumThreshold + vacuumScale * table.live || table.xid_age > freezeAge
+
+/** Which tables are due, and for what (a vacuumed table is analyzed with it). */
 export const dueTables = (tables: ReadonlyArray<TableStats>): VacuumPass => ({
-  vacuumed: tables
-    .filter((table) => table.dead > vacuumThreshold + vacuumScale * table.live || table.xid_age > freezeAge)
-    .map((table) => table.name),
+  vacuumed: tables.filter(needsVacuum).map((table) => table.name),
   analyzed: tables
-    .filter((table) =>
-      table.dead <= vacuumThreshold + vacuumScale * table.live && table.xid_age <= freezeAge &&
-      table.modified > analyzeThreshold + analyzeScale * table.live
-    )
+    .filter((table) => !needsVacuum(table) && table.modified > analyzeThreshold + analyzeScale * table.live)
     .map((table) => table.name)
 })
 

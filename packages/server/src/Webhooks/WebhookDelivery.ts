@@ -344,9 +344,11 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           // Not interruptible: a claim that committed is always handed to its deliveries.
           const claimNext = Effect.uninterruptible(Effect.gen(function*() {
             const claims = yield* repo.claimDue(claimOptions)
-            held += claims.length
             if (claims.length === 0) return 0
             const secrets = yield* secretsOf(claims)
+            // Counted once their deliveries start: a claim that never got that far leaves no count behind (its
+            // leases expire and it is claimed again), which would otherwise hold the worker back for good.
+            held += claims.length
             for (const claim of claims) {
               yield* FiberSet.run(deliveries, deliverOne(claim, secrets.get(claim.subscription_id)!))
             }
