@@ -17,6 +17,12 @@ export interface KeyPrincipal {
   /** The space the key is bound to, if any (spec: "Authentication", rule 4). */
   readonly spaceId: string | null
   readonly rateLimitRpm: number
+  /**
+   * The role of the user who created the key: a key acts with no more
+   * authority than its owner (SCIM changes only the users the owner could
+   * change on the admin surface).
+   */
+  readonly ownerRole: Role
 }
 
 /** A caller signed in with a session. */

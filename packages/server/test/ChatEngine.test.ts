@@ -182,7 +182,8 @@ const world = Effect.gen(function*() {
     keyId: key.id,
     scopes: ["chat"],
     spaceId: null,
-    rateLimitRpm: 300
+    rateLimitRpm: 300,
+    ownerRole: "r_admin"
   }
   const agent = (name: string, summary: string, options: { primary?: boolean } = {}) =>
     Effect.map(

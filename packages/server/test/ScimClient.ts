@@ -3,6 +3,7 @@
  * it: a Bearer API key with the `scim` scope and `application/scim+json`
  * bodies, against `/v1/scim` (or `/api/v1/scim`).
  */
+import type * as Sdk from "@agent-platform/sdk"
 import { Effect } from "effect"
 import { createKey, http, type HttpResult, type TestServer } from "./TestServer.ts"
 
@@ -35,15 +36,18 @@ export interface ScimClient {
   readonly delete: (path: string, headers?: Record<string, string>) => Effect.Effect<HttpResult, never, TestServer>
 }
 
-/** A SCIM client with its own key (`rate_limit_rpm` optional), under `base` (default `/v1/scim`). */
+/**
+ * A SCIM client with its own key (`rate_limit_rpm` optional), under `base`
+ * (default `/v1/scim`), created by the bootstrap admin or by `as`.
+ */
 export const scimClient = (
-  options: { readonly rate_limit_rpm?: number; readonly base?: string } = {}
+  options: { readonly rate_limit_rpm?: number; readonly base?: string; readonly as?: Sdk.Connected } = {}
 ): Effect.Effect<ScimClient, never, TestServer> =>
   Effect.gen(function*() {
-    const { id, key } = yield* createKey(
-      ["scim"],
-      options.rate_limit_rpm === undefined ? {} : { rate_limit_rpm: options.rate_limit_rpm }
-    )
+    const { id, key } = yield* createKey(["scim"], {
+      ...(options.rate_limit_rpm === undefined ? {} : { rate_limit_rpm: options.rate_limit_rpm }),
+      ...(options.as === undefined ? {} : { as: options.as })
+    })
     const base = options.base ?? "/v1/scim"
     const call = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
       http(`${base}${path}`, {

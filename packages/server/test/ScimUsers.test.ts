@@ -295,6 +295,48 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
     }))
 })
 
+layer(testServer(), serverSuite)("SCIM Users: a key acts with its owner's authority", (it) => {
+  it.effect("an r_admin's SCIM key cannot replace, patch or delete an r_superadmin (403); it still manages other users", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminClient
+      const adminRole = yield* admin.api.admin.createUser({
+        payload: {
+          email: `r-admin-${unique()}@example.com`,
+          nombre: "Ops",
+          password: "Correct-Horse-9",
+          role_id: "r_admin"
+        }
+      })
+      const scim = yield* scimClient({ as: yield* signIn(adminRole.email, "Correct-Horse-9") })
+      const listed = yield* scim.get(`/Users${filter(`userName eq "${adminEmail}"`)}`)
+      const superadmin = listed.body.Resources[0]
+
+      const patched = yield* scim.patch(
+        `/Users/${superadmin.id}`,
+        patchOp({ op: "replace", value: { password: "Hijacked0Password99" } })
+      )
+      assert.isTrue(isScimError(patched, 403), JSON.stringify(patched.body))
+      assert.match(patched.body.detail, /owner \(r_admin\) cannot change .* r_superadmin/)
+      const replaced = yield* scim.put(
+        `/Users/${superadmin.id}`,
+        oktaUser(adminEmail, { active: false, password: "Hijacked0Password99" })
+      )
+      assert.isTrue(isScimError(replaced, 403))
+      assert.isTrue(isScimError(yield* scim.delete(`/Users/${superadmin.id}`), 403))
+      // Nothing changed: the superadmin still signs in with their own password and is active.
+      assert.strictEqual((yield* login(adminEmail, "Hijacked0Password99")).status, 401)
+      const after = yield* scim.get(`/Users/${superadmin.id}`)
+      assert.strictEqual(after.body.active, true)
+      assert.strictEqual(after.body.meta.version, superadmin.meta.version)
+
+      // Users the owner could change on the admin surface stay the key's to manage.
+      const user = yield* provision(scim)
+      const deactivated = yield* scim.patch(`/Users/${user.id}`, patchOp({ op: "replace", value: { active: false } }))
+      assert.strictEqual(deactivated.status, 200)
+      assert.strictEqual((yield* scim.delete(`/Users/${user.id}`)).status, 204)
+    }))
+})
+
 layer(testServer(), serverSuite)("SCIM Users: deactivation and the platform", (it) => {
   it.effect("PATCH active false ends a live session at once; sign-in answers 403; reactivation lets the user sign in again", () =>
     Effect.gen(function*() {

@@ -31,12 +31,15 @@ import {
   ServiceProviderConfig
 } from "./Scim.ts"
 
+/** One schema for every 403: the middleware's (no `scim` scope) and a user write's (the key's owner may not). */
+const forbidden = ScimForbidden.pipe(asScim)
+
 /** API-key authentication for SCIM, answering in SCIM's own error schema; needs the `scim` scope. */
 export class ScimAuth extends HttpApiMiddleware.Service<ScimAuth, { provides: CurrentPrincipal }>()(
   "@agent-platform/domain/Scim/ScimAuth",
   {
     security: { apiKey: apiKeySecurity },
-    error: [ScimUnauthorized.pipe(asScim), ScimForbidden.pipe(asScim), ScimRateLimited.pipe(asScim)]
+    error: [ScimUnauthorized.pipe(asScim), forbidden, ScimRateLimited.pipe(asScim)]
   }
 ) {}
 
@@ -55,6 +58,8 @@ const created = <S extends Schema.Top>(schema: S) =>
   HttpApiSchema.WithHeaders(schema.pipe(asScim, HttpApiSchema.status(201)), { ...etag, location: Schema.String })
 
 const ifMatch = "With `If-Match`, a stale version answers 412."
+const ownerRule =
+  "A key acts with its owner's authority: 403 when the owner's role may not change a user holding the user's role (an r_admin's key cannot change an r_superadmin), as on the admin surface."
 const userWrites =
   "`active` accepts `\"True\"`/`\"False\"`; a `password` is checked against the tenant's password policy and never returned. Unknown attributes and extension schemas are ignored."
 
@@ -90,10 +95,10 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
       success: resource(ScimUser),
-      error: [badRequest, notFound, conflict, preconditionFailed]
+      error: [badRequest, forbidden, notFound, conflict, preconditionFailed]
     }).annotateMerge(doc(
       "Replace a user",
-      `Full replacement: attributes left out are cleared. \`active: false\` deactivates the user (as Okta does), ending their sessions at once. ${ifMatch} ${userWrites}`
+      `Full replacement: attributes left out are cleared. \`active: false\` deactivates the user (as Okta does), ending their sessions at once. ${ifMatch} ${ownerRule} ${userWrites}`
     )),
     HttpApiEndpoint.patch("patchUser", "/Users/:id", {
       params: id,
@@ -101,19 +106,19 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [PatchOp.pipe(asScim), PatchOp],
       success: resource(ScimUser),
-      error: [badRequest, notFound, conflict, preconditionFailed]
+      error: [badRequest, forbidden, notFound, conflict, preconditionFailed]
     }).annotateMerge(doc(
       "Update a user",
-      `PatchOp add/replace/remove, with or without \`path\` (a value of dotted keys such as \`{"name.givenName": "X"}\` is accepted), ops in any case. \`replace\` with value \`{active: false}\` deactivates the user and ends their sessions; \`true\` lets them sign in again. ${ifMatch}`
+      `PatchOp add/replace/remove, with or without \`path\` (a value of dotted keys such as \`{"name.givenName": "X"}\` is accepted), ops in any case. \`replace\` with value \`{active: false}\` deactivates the user and ends their sessions; \`true\` lets them sign in again. ${ifMatch} ${ownerRule}`
     )),
     HttpApiEndpoint.delete("deleteUser", "/Users/:id", {
       params: id,
       headers: IfMatchHeaders,
       success: HttpApiSchema.NoContent,
-      error: [badRequest, notFound, preconditionFailed]
+      error: [badRequest, forbidden, notFound, preconditionFailed]
     }).annotateMerge(doc(
       "Delete a user",
-      `Deletes the user: their sessions end, they leave their groups, and the id answers 404 from then on. The tenant's last active administrator cannot be deleted or deactivated (400 mutability). ${ifMatch}`
+      `Deletes the user: their sessions end, they leave their groups, and the id answers 404 from then on. The tenant's last active administrator cannot be deleted or deactivated (400 mutability). ${ifMatch} ${ownerRule}`
     )),
     HttpApiEndpoint.get("listGroups", "/Groups", {
       query: ListQuery,

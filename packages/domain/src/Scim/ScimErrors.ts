@@ -52,11 +52,14 @@ export class ScimUnauthorized extends Schema.TaggedError<ScimUnauthorized>()("Sc
   description: "Missing, invalid or revoked API key."
 }) {}
 
-/** 403: the key lacks the `scim` scope. */
+/** 403: the key lacks the `scim` scope, or its owner may not change this user. */
 export class ScimForbidden extends Schema.TaggedError<ScimForbidden>()("ScimForbidden", fields, {
   httpApiStatus: 403,
-  description: "The API key lacks the `scim` scope."
-}) {}
+  description:
+    "The API key lacks the `scim` scope, or the key's owner may not change this user (an r_admin's key cannot change an r_superadmin)."
+}) {
+  static readonly of = (detail: string) => new ScimForbidden(scimError(403, detail))
+}
 
 /** 404: no such resource in the tenant (another tenant's ids answer the same). */
 export class ScimNotFound extends Schema.TaggedError<ScimNotFound>()("ScimNotFound", fields, {

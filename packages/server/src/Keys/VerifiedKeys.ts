@@ -36,7 +36,8 @@ const toPrincipal = (row: VerifiableKeyRow): KeyPrincipal | undefined =>
       keyId: row.id,
       scopes: row.scopes,
       spaceId: row.space_id,
-      rateLimitRpm: row.rate_limit_rpm
+      rateLimitRpm: row.rate_limit_rpm,
+      ownerRole: row.owner_role!
     }
     : undefined
 

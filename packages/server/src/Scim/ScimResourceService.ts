@@ -3,7 +3,7 @@
  * they share: the caller, the operations of RFC 7644 §3.3-3.6, the 404 for a
  * missing resource, the If-Match check and the list page.
  */
-import { Scim } from "@agent-platform/domain"
+import { type Role, Scim } from "@agent-platform/domain"
 import { Effect } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -16,6 +16,8 @@ import { ifMatchAllows } from "./ScimResources.ts"
 export interface ScimCaller {
   readonly tenantId: string
   readonly keyId: string
+  /** The role of the key's owner: the key changes only the users its owner could (KeyPrincipal). */
+  readonly ownerRole: Role
   /** `http(s)://host/v1/scim`, for `meta.location` and `$ref`. */
   readonly baseUrl: string
 }
@@ -34,17 +36,23 @@ export type WriteError =
   | Scim.ScimPreconditionFailed
   | SqlError
 
-/** A write to an existing resource, conditional on If-Match, answering the resource as it is after. */
-export type Rewrite<A> = (
+/**
+ * A write to an existing resource, conditional on If-Match, answering the
+ * resource as it is after; `E` is what the resource adds to {@link WriteError}.
+ */
+export type Rewrite<A, E = never> = (
   caller: ScimCaller,
   id: string,
   body: Record<string, unknown>,
   ifMatch: string | undefined,
   projection: Projection
-) => Effect.Effect<Versioned<A>, WriteError>
+) => Effect.Effect<Versioned<A>, WriteError | E>
 
-/** The operations of a SCIM resource endpoint for resources `A`; `RemoveError` is what a deletion may add. */
-export interface ScimResourceService<A, RemoveError = never> {
+/**
+ * The operations of a SCIM resource endpoint for resources `A`; `RemoveError`
+ * is what a deletion may add, `RewriteError` what a replacement or a patch may.
+ */
+export interface ScimResourceService<A, RemoveError = never, RewriteError = never> {
   readonly list: (
     caller: ScimCaller,
     params: ListParams & Projection
@@ -60,9 +68,9 @@ export interface ScimResourceService<A, RemoveError = never> {
     projection: Projection
   ) => Effect.Effect<Versioned<A>, Scim.ScimBadRequest | Scim.ScimConflict | SqlError>
   /** PUT: the body replaces the resource. */
-  readonly replace: Rewrite<A>
+  readonly replace: Rewrite<A, RewriteError>
   /** PATCH: the body's operations change the resource. */
-  readonly patch: Rewrite<A>
+  readonly patch: Rewrite<A, RewriteError>
   readonly remove: (
     caller: ScimCaller,
     id: string,

@@ -4,8 +4,13 @@
  * deletion end the user's sessions at once; sign-in then answers 403 until
  * the user is active again. Passwords follow the tenant's policy. Every
  * change is appended to the admin audit chain as the calling key.
+ *
+ * A key acts with its owner's authority: it changes (replaces, patches,
+ * deletes) only the users its owner could change on the admin surface —
+ * the role model's `mayGrant`, as `authorizeGrant` applies it there — so an
+ * r_admin's SCIM key cannot take over an r_superadmin's account (403).
  */
-import { isAdmin, Scim, ScimSchemas } from "@agent-platform/domain"
+import { isAdmin, mayGrant, Scim, ScimSchemas } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
@@ -46,8 +51,15 @@ const changedAttributes = (before: Record<string, unknown>, after: Record<string
   return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key])).sort()
 }
 
-/** SCIM Users; a deletion can also be refused (400 mutability) to keep an active administrator. */
-export class ScimUsers extends Context.Service<ScimUsers, ScimResourceService<Scim.ScimUser, Scim.ScimBadRequest>>()(
+/**
+ * SCIM Users; a deletion can also be refused (400 mutability) to keep an
+ * active administrator, and any change (403) when the key's owner may not
+ * change the user.
+ */
+export class ScimUsers extends Context.Service<
+  ScimUsers,
+  ScimResourceService<Scim.ScimUser, Scim.ScimBadRequest | Scim.ScimForbidden, Scim.ScimForbidden>
+>()(
   "@agent-platform/server/Scim/ScimUsers"
 ) {
   static readonly layer = Layer.effect(
@@ -86,6 +98,16 @@ export class ScimUsers extends Context.Service<ScimUsers, ScimResourceService<Sc
           return { resource: projected(resource, projection), version: resource.meta!.version }
         })
 
+      /** Refuses (403) a change to a user whose role the key's owner could not grant. */
+      const mayChange = (caller: ScimCaller, row: ScimUserRow) =>
+        mayGrant(caller.ownerRole, row.role_id) ? Effect.void : Effect.fail(
+          Scim.ScimForbidden.of(
+            `This key's owner (${caller.ownerRole}) cannot change ${
+              row.scim_user_name ?? row.email
+            }, who holds ${row.role_id}: use a key of a user who can grant that role.`
+          )
+        )
+
       /** Refuses to leave the tenant without an active administrator (400 mutability). */
       const keepAnAdmin = (caller: ScimCaller, row: ScimUserRow, what: string) =>
         Effect.gen(function*() {
@@ -113,6 +135,7 @@ export class ScimUsers extends Context.Service<ScimUsers, ScimResourceService<Sc
       ) =>
         sql.withTransaction(Effect.gen(function*() {
           const row = yield* found(caller, id, true)
+          yield* mayChange(caller, row)
           const current = userResource(row, caller.baseUrl)
           yield* checkIfMatch("User", id, ifMatch, current.meta!.version)
           const normalized = yield* next(current)
@@ -209,6 +232,7 @@ export class ScimUsers extends Context.Service<ScimUsers, ScimResourceService<Sc
         function*(caller: ScimCaller, id: string, ifMatch: string | undefined) {
           yield* sql.withTransaction(Effect.gen(function*() {
             const row = yield* found(caller, id, true)
+            yield* mayChange(caller, row)
             yield* checkIfMatch("User", id, ifMatch, userResource(row, caller.baseUrl).meta!.version)
             yield* keepAnAdmin(caller, row, "deleted")
             // Sessions and memberships go with the row (ON DELETE CASCADE): the user is signed out at once.
