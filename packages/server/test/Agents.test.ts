@@ -465,8 +465,21 @@ layer(testServer(), serverSuite)("agents", (it) => {
         }).pipe(
           Effect.flip
         )
-        assert.deepStrictEqual([update._tag, remove._tag, assign._tag], ["NotFound", "NotFound", "NotFound"])
+        assert.deepStrictEqual([update._tag, remove._tag, assign._tag], ["NotFound", "NotFound", "RoleMissing"])
+        // Assigning actions decides what the space's keys may execute: administrators only, even for the Space
+        // Admin's own agent (any action of the tenant's catalog would otherwise be theirs to run).
+        const assignOwn = yield* spaceAdmin.api.agentsAdmin.assignActions({
+          params: { id: ownAgent.id },
+          payload: { action_ids: [] }
+        }).pipe(Effect.flip)
+        assert.strictEqual(assignOwn._tag, "RoleMissing")
+        assert.match(messageOf(assignOwn), /administrator/)
         const as = yield* adminClient
+        const assigned = yield* as.api.agentsAdmin.assignActions({
+          params: { id: ownAgent.id },
+          payload: { action_ids: [] }
+        })
+        assert.deepStrictEqual(assigned.action_ids, [])
         const { agents } = yield* as.api.agentsAdmin.list({ query: { space_id: notMine.id } })
         assert.deepStrictEqual(agents.map((a) => a.name), ["Not yours"])
       }))

@@ -13,7 +13,8 @@ const id = { id: Schema.String }
 
 /**
  * Agent administration (`/api/admin/agents`): admins, and Space Admins for
- * their spaces. To a Space Admin, an agent of another space does not exist
+ * their spaces — except assigning actions, which decides what the space's
+ * keys may execute: admins only. To a Space Admin, an agent of another space does not exist
  * (404, as across tenants); naming another space is a 403.
  */
 export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
@@ -47,17 +48,24 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
         )
       ),
     HttpApiEndpoint.delete("delete", "/:id", { params: id, success: Deleted, error: [NotFound, NotImplemented] })
-      .annotateMerge(doc("Delete an agent", "Also removes its knowledge files and action assignments.")),
+      .annotateMerge(doc("Delete an agent", "Also removes its knowledge files and action assignments."))
+  )
+  .annotateEndpoints(RequiredRole, "space_admin")
+  .add(
     HttpApiEndpoint.put("assignActions", "/:id/actions", {
       params: id,
       payload: AssignActions,
       success: AdminAgent,
       error: [InvalidRequest, NotFound, NotImplemented]
-    }).annotateMerge(
-      doc("Assign actions to an agent", "Replaces the agent's action set; unknown action ids are a 400.")
-    )
+    })
+      .annotate(RequiredRole, "admin")
+      .annotateMerge(
+        doc(
+          "Assign actions to an agent",
+          "Administrators only: the actions of a space's agents are what its keys may execute (with the tenant's secrets in their headers), so a Space Admin, who manages the space's agents otherwise, gets 403. Replaces the agent's action set; unknown action ids are a 400."
+        )
+      )
   )
-  .annotateEndpoints(RequiredRole, "space_admin")
   .middleware(SessionAuth)
   .prefix("/api/admin/agents")
   .annotateMerge(OpenApi.annotations({
