@@ -218,6 +218,44 @@ layer(testServer(), serverSuite)("TOTP MFA", (it) => {
       const replay = yield* login("mfa@example.com", "Correct-Horse-9", { totp_code: next })
       assert.strictEqual(replay.status, 401)
     }))
+
+  it.effect("change-password needs the TOTP code once MFA is on: the password alone cannot replace itself", () =>
+    Effect.gen(function*() {
+      yield* createUser("mfa-change@example.com")
+      const session = yield* signIn("mfa-change@example.com", "Correct-Horse-9")
+      const setup = yield* session.api.auth.mfaSetup()
+      yield* session.api.auth.mfaVerify({ payload: { code: totp(setup.secret) } })
+      const change = (extra: Record<string, unknown>) =>
+        http(
+          "/api/auth/change-password",
+          json("POST", {
+            email: "mfa-change@example.com",
+            current_password: "Correct-Horse-9",
+            new_password: "Battery-Staple-42",
+            ...extra
+          })
+        )
+
+      const missing = yield* change({})
+      assert.strictEqual(missing.status, 401)
+      assert.match(missing.body.error, /totp_code/)
+      const wrong = yield* change({ totp_code: "123456" === totp(setup.secret, 1) ? "654321" : "123456" })
+      assert.strictEqual(wrong.status, 401)
+      assert.strictEqual(wrong.body.error, "Invalid or already used TOTP code.")
+      // Nothing changed: the old password and the owner's session still work.
+      assert.strictEqual((yield* session.api.auth.me()).email, "mfa-change@example.com")
+
+      const changed = yield* change({ totp_code: totp(setup.secret, 1) })
+      assert.strictEqual(changed.status, 200)
+      // The new password now opens the way to the second factor; the old one does not.
+      const withNew = yield* login("mfa-change@example.com", "Battery-Staple-42")
+      assert.strictEqual(withNew.status, 401)
+      assert.match(withNew.body.error, /totp_code/)
+      assert.strictEqual(
+        (yield* login("mfa-change@example.com", "Correct-Horse-9")).body.error,
+        "Invalid email or password."
+      )
+    }))
 })
 
 layer(testServer(), serverSuite)("IP allowlist", (it) => {

@@ -47,7 +47,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
       error: [InvalidRequest, Unauthenticated, IpNotAllowed, AccountBlocked, NotImplemented]
     }).annotateMerge(doc(
       "Change a password",
-      "No session needed: the way out of a 412 at login. 400 names the password-policy rules the new password breaks."
+      "No session needed: the way out of a 412 at login. An account with TOTP MFA enabled must send `totp_code` too (401 without it or with a wrong one, counted toward the lockout as at login): the password alone cannot replace itself. 400 names the password-policy rules the new password breaks."
     ))
   )
   .add(

@@ -29,19 +29,23 @@ const TenantChoice = Schema.optionalKey(Schema.String.check(Schema.isMinLength(1
     "The organization (tenant name or id), needed only when the same email and password open accounts in several"
 })
 
+/** The current TOTP code: required, next to the password, once the account has TOTP MFA enabled. */
+const TotpCode = Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "must be 6 digits" })))
+  .annotate({ description: "Required once TOTP MFA is enabled: the authenticator's current 6-digit code" })
+
 export const LoginRequest = Schema.Struct({
   email: Email,
   password: Password,
   tenant: TenantChoice,
-  totp_code: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{6}$/, { message: "must be 6 digits" })))
-    .annotate({ description: "Required once TOTP MFA is enabled" })
+  totp_code: TotpCode
 })
 
 export const ChangePasswordRequest = Schema.Struct({
   email: Email,
   tenant: TenantChoice,
   current_password: Password,
-  new_password: Password
+  new_password: Password,
+  totp_code: TotpCode
 })
 
 export const Success = Schema.Struct({ success: Schema.Boolean, message: Schema.String })

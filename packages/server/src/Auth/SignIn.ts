@@ -226,23 +226,34 @@ export class SignIn extends Context.Service<SignIn, {
           return verified
         })
 
+      /**
+       * The second factor, after a verified password, for every way in that a
+       * password opens (login and password change): an account with TOTP MFA
+       * enabled needs its current code too; a wrong one counts toward the
+       * lockout like a wrong password.
+       */
+      const checkSecondFactor = (verified: Verified, client: ClientInfo, totpCode: string | undefined) =>
+        Effect.gen(function*() {
+          const { user } = verified
+          if (!user.mfa_enabled || user.mfa_secret === null) return
+          if (totpCode === undefined) {
+            return yield* new Errors.Unauthenticated({
+              error: "This account uses two-factor authentication: send totp_code too."
+            })
+          }
+          if (!(yield* mfa.check(user.id, user.mfa_secret, totpCode))) {
+            yield* recordFailure(verified, client, "totp")
+            return yield* new Errors.Unauthenticated({ error: "Invalid or already used TOTP code." })
+          }
+        })
+
       const login = Effect.fn("SignIn.login")(function*(
         input: Credentials & { readonly totp_code?: string | undefined },
         client: ClientInfo
       ) {
         const verified = yield* checkCredentials(input, client)
         const { policy, user } = verified
-        if (user.mfa_enabled && user.mfa_secret !== null) {
-          if (input.totp_code === undefined) {
-            return yield* new Errors.Unauthenticated({
-              error: "This account uses two-factor authentication: send totp_code too."
-            })
-          }
-          if (!(yield* mfa.check(user.id, user.mfa_secret, input.totp_code))) {
-            yield* recordFailure(verified, client, "totp")
-            return yield* new Errors.Unauthenticated({ error: "Invalid or already used TOTP code." })
-          }
-        }
+        yield* checkSecondFactor(verified, client, input.totp_code)
         yield* users.clearFailedLogins(user.id)
         if (user.must_change_password || passwordExpired(user, policy)) {
           return yield* new Errors.PasswordChangeRequired({
@@ -268,13 +279,16 @@ export class SignIn extends Context.Service<SignIn, {
           readonly current_password: string
           readonly new_password: string
           readonly tenant?: string | undefined
+          readonly totp_code?: string | undefined
         },
         client: ClientInfo
       ) {
-        const { policy, user } = yield* checkCredentials(
+        const verified = yield* checkCredentials(
           { email: input.email, password: input.current_password, tenant: input.tenant },
           client
         )
+        const { policy, user } = verified
+        yield* checkSecondFactor(verified, client, input.totp_code)
         yield* users.clearFailedLogins(user.id)
         const broken = brokenRules(policy, input.new_password)
         if (broken.length > 0) return yield* new Errors.InvalidRequest({ error: describeBroken(broken) })
