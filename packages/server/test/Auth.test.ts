@@ -292,23 +292,37 @@ layer(testServer(), serverSuite)("IP allowlist", (it) => {
     }))
 })
 
+/** A login from behind proxies: `x-forwarded-for` as the proxies in front left it. */
+const loginVia = (forwardedFor: string) =>
+  http(
+    "/api/auth/login",
+    json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": forwardedFor })
+  )
+
 layer(testServer({ TRUST_PROXY: "true" }), serverSuite)("IP allowlist behind a trusted proxy", (it) => {
-  it.effect("with TRUST_PROXY the client IP is the left-most X-Forwarded-For address", () =>
+  it.effect("with TRUST_PROXY=true the client IP is the address the proxy appended: the right-most one", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
       const admin = yield* server.admin
       yield* admin.api.security.createIpRule({ payload: { cidr: "198.51.100.0/24", force: true } })
-      const inside = yield* http(
-        "/api/auth/login",
-        json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": "198.51.100.7, 10.0.0.1" })
-      )
-      assert.strictEqual(inside.status, 200)
-      const outside = yield* http(
-        "/api/auth/login",
-        json("POST", { email: adminEmail, password: adminPassword }, { "x-forwarded-for": "203.0.113.9" })
-      )
-      assert.strictEqual(outside.status, 403)
-      assert.match(outside.body.error, /203\.0\.113\.9/)
+      assert.strictEqual((yield* loginVia("198.51.100.7")).status, 200)
+      // The client sent `X-Forwarded-For: 198.51.100.7` itself; the proxy appended the address it really came from.
+      const forged = yield* loginVia("198.51.100.7, 203.0.113.9")
+      assert.strictEqual(forged.status, 403)
+      assert.match(forged.body.error, /203\.0\.113\.9/)
+    }))
+})
+
+layer(testServer({ TRUST_PROXY: "2" }), serverSuite)("IP allowlist behind two trusted proxies", (it) => {
+  it.effect("with TRUST_PROXY=2 the client IP is the second address from the right", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      yield* admin.api.security.createIpRule({ payload: { cidr: "198.51.100.0/24", force: true } })
+      assert.strictEqual((yield* loginVia("203.0.113.1, 198.51.100.7, 10.0.0.1")).status, 200)
+      const forged = yield* loginVia("198.51.100.7, 203.0.113.9, 10.0.0.1")
+      assert.strictEqual(forged.status, 403)
+      assert.match(forged.body.error, /203\.0\.113\.9/)
     }))
 })
 

@@ -20,7 +20,7 @@ export const readSessionToken = (request: HttpServerRequest.HttpServerRequest): 
 const isHttps = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const config = yield* ServerConfig
-  return config.trustProxy && request.headers["x-forwarded-proto"]?.split(",")[0].trim() === "https"
+  return config.trustedProxies > 0 && request.headers["x-forwarded-proto"]?.split(",")[0].trim() === "https"
 })
 
 /** Sets the cookie on the response of the current request. */

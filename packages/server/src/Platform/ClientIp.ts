@@ -1,6 +1,11 @@
 /**
- * The client's IP address: the socket's peer, or with `TRUST_PROXY` the
- * left-most address of `X-Forwarded-For` (as set by your own proxy).
+ * The client's IP address: the socket's peer, or behind `TRUST_PROXY`
+ * proxies the address the outermost of them saw. Each proxy appends its
+ * peer's address to `X-Forwarded-For`, so with N proxies of yours in front
+ * the client is the N-th address from the right; whatever stands left of it
+ * came from the client and is not trusted (a forged `X-Forwarded-For:
+ * 10.0.0.5` stays on the left and changes nothing). A chain shorter than N
+ * came through fewer proxies: its left-most address is the client.
  */
 import { Effect, Option, Result } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -23,9 +28,12 @@ export const clientIp: Effect.Effect<
 > = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const config = yield* ServerConfig
-  if (config.trustProxy) {
+  if (config.trustedProxies > 0) {
     const forwarded = request.headers["x-forwarded-for"]
-    if (forwarded !== undefined && forwarded.length > 0) return parseIp(forwarded.split(",")[0])
+    if (forwarded !== undefined && forwarded.length > 0) {
+      const chain = forwarded.split(",")
+      return parseIp(chain[Math.max(0, chain.length - config.trustedProxies)])
+    }
   }
   return Option.match(request.remoteAddress, { onNone: () => undefined, onSome: parseIp })
 })

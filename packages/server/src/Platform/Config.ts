@@ -32,8 +32,12 @@ export interface ServerConfigShape {
   readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
   /** Origins allowed by CORS; empty = CORS off, `*` = any origin. */
   readonly corsOrigins: ReadonlyArray<string>
-  /** Take the client IP from X-Forwarded-For (only behind a trusted proxy). */
-  readonly trustProxy: boolean
+  /**
+   * How many proxies of the deployment stand in front (0: none, the socket's
+   * peer is the client): the client IP is the address the outermost of them
+   * appended to X-Forwarded-For (ClientIp.ts).
+   */
+  readonly trustedProxies: number
   /** Largest JSON body accepted, in bytes (ingest allows its own, larger, limit). */
   readonly maxBodyBytes: number
   /** Time a client has to send a request's headers, and the whole request; slower ones get 408. */
@@ -58,6 +62,18 @@ const PositiveInt = Schema.FiniteFromString.check(Schema.isInt(), Schema.isGreat
 
 const positiveInt = (name: string, fallback: number) =>
   Config.schema(PositiveInt, name).pipe(Config.withDefault(fallback))
+
+/** `TRUST_PROXY`: `false` (0), `true` (1), or how many proxies of yours stand in front, up to 10. */
+const trustedProxies = Config.Boolean("TRUST_PROXY").pipe(
+  Config.map((trusted) => (trusted ? 1 : 0)),
+  Config.orElse(() =>
+    Config.schema(
+      Schema.FiniteFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(10)),
+      "TRUST_PROXY"
+    )
+  ),
+  Config.withDefault(0)
+)
 
 const list = (name: string) =>
   Config.String(name).pipe(
@@ -92,7 +108,7 @@ export const serverConfig = Config.all({
   bootstrapAdminEmail: Config.NonEmptyString("BOOTSTRAP_ADMIN_EMAIL").pipe(Config.withDefault("admin@example.com")),
   bootstrapAdminPassword: Config.option(Config.Redacted("BOOTSTRAP_ADMIN_PASSWORD")),
   corsOrigins: list("CORS_ORIGINS"),
-  trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  trustedProxies,
   maxBodyBytes: positiveInt("MAX_BODY_BYTES", 1024 * 1024),
   httpHeadersTimeoutMs: positiveInt("HTTP_HEADERS_TIMEOUT_MS", 10_000),
   httpRequestTimeoutMs: positiveInt("HTTP_REQUEST_TIMEOUT_MS", 120_000),

@@ -23,7 +23,9 @@ import { ScimUsersRepo } from "./ScimUsersRepo.ts"
 const baseUrl = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const config = yield* ServerConfig
-  const forwarded = (name: string) => (config.trustProxy ? request.headers[name]?.split(",")[0]?.trim() : undefined)
+  const forwarded = (
+    name: string
+  ) => (config.trustedProxies > 0 ? request.headers[name]?.split(",")[0]?.trim() : undefined)
   const proto = forwarded("x-forwarded-proto") ?? "http"
   const host = forwarded("x-forwarded-host") ?? request.headers.host ?? "localhost"
   return `${proto === "https" ? "https" : "http"}://${host}/v1/scim`
