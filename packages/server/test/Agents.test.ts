@@ -372,6 +372,33 @@ layer(testServer(), serverSuite)("agents", (it) => {
   })
 
   describe("PUT /api/admin/agents/{id}/actions", () => {
+    it.effect("an agent deleted while its actions are being assigned answers 409 (foreign key), not 500", () =>
+      Effect.gen(function*() {
+        const space = yield* newSpace()
+        const agent = yield* newAgent(space.id)
+        const action = yield* namedAction("vanishing-agent-action")
+        const as = yield* adminClient
+        const sql = yield* SqlClient.SqlClient
+        // Another request deletes the agent between the handler's check and its insert: a trigger does it here.
+        const trigger = `delete_agent_${agent.id.replaceAll("-", "_")}`
+        yield* sql.unsafe(`CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN DELETE FROM agents WHERE id = NEW.agent_id; RETURN NEW; END $$`)
+        yield* sql.unsafe(`CREATE TRIGGER ${trigger} BEFORE INSERT ON agent_actions FOR EACH ROW
+          WHEN (NEW.agent_id = '${agent.id}') EXECUTE FUNCTION ${trigger}()`)
+        const answer = yield* http(
+          `/api/admin/agents/${agent.id}/actions`,
+          json("PUT", { action_ids: [action.id] }, { cookie: yield* sessionCookie(as) })
+        ).pipe(
+          Effect.ensuring(Effect.orDie(Effect.andThen(
+            sql.unsafe(`DROP TRIGGER ${trigger} ON agent_actions`),
+            sql.unsafe(`DROP FUNCTION ${trigger}()`)
+          )))
+        )
+        assert.strictEqual(answer.status, 409, JSON.stringify(answer.body))
+        assert.strictEqual(answer.body._tag, "Conflict")
+        assert.match(answer.body.error, /deleted by another request while it ran/)
+      }))
+
     it.effect("replaces the agent's actions; unknown action ids are a 400 naming them", () =>
       Effect.gen(function*() {
         const space = yield* newSpace()

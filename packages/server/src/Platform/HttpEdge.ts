@@ -81,17 +81,31 @@ const errorResponse = (path: string, status: number, failure: EdgeError, headers
   return HttpServerResponse.jsonUnsafe(body, { status, headers, contentType })
 }
 
+/** The SQLSTATE of a database error the API layer left unhandled, if it is one. */
+const sqlStateOf = (error: unknown): unknown => {
+  const sql = error as
+    | { readonly _tag?: string; readonly reason?: { readonly cause?: { readonly code?: unknown } } }
+    | undefined
+  return sql?._tag === "SqlError" ? sql.reason?.cause?.code : undefined
+}
+
 /**
  * PostgreSQL refuses NUL characters in text (SQLSTATE 22021) and jsonb
  * (22P05). Input that reaches the database with one is the client's mistake,
  * whichever field carried it: a 400, not a 500.
  */
 const isUnstorableText = (error: unknown): boolean => {
-  const code = error as
-    | { readonly _tag?: string; readonly reason?: { readonly cause?: { readonly code?: unknown } } }
-    | undefined
-  return code?._tag === "SqlError" && (code.reason?.cause?.code === "22021" || code.reason?.cause?.code === "22P05")
+  const state = sqlStateOf(error)
+  return state === "22021" || state === "22P05"
 }
+
+/**
+ * A foreign key violation (SQLSTATE 23503) reaching the edge: the handlers
+ * check what a request refers to before writing, so this is a record removed
+ * by another request in between (an agent deleted while actions were being
+ * assigned to it): a 409 to retry, not a 500.
+ */
+const isVanishedReference = (error: unknown): boolean => sqlStateOf(error) === "23503"
 
 const partLabel: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
   Body: "response body",
@@ -165,6 +179,16 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
         path,
         400,
         new Errors.InvalidRequest({ error: "Invalid request body: text must not contain NUL (\\u0000) characters." })
+      ))
+    }
+    if (isVanishedReference(error)) {
+      return Effect.succeed(errorResponse(
+        path,
+        409,
+        new Errors.Conflict({
+          error:
+            "Something this request refers to was deleted by another request while it ran: read it again, then retry if it still makes sense."
+        })
       ))
     }
   }
