@@ -65,6 +65,8 @@ interface ActionSpec {
   readonly parameters?: ReadonlyArray<Actions.ActionParameter>
   readonly headers?: Record<string, string>
   readonly isActive?: boolean
+  /** Default: the bootstrap tenant. */
+  readonly tenantId?: string
 }
 
 const createAction = (spec: ActionSpec) =>
@@ -73,7 +75,7 @@ const createAction = (spec: ActionSpec) =>
     const name = `action-${crypto.randomUUID().slice(0, 8)}`
     const [row] = yield* sql<{ id: string }>`
       INSERT INTO actions (tenant_id, name, http_method, url, headers, parameters, is_active)
-      VALUES (${yield* tenantId}, ${name}, ${spec.method ?? "GET"}, ${spec.url},
+      VALUES (${spec.tenantId ?? (yield* tenantId)}, ${name}, ${spec.method ?? "GET"}, ${spec.url},
               ${JSON.stringify(spec.headers ?? {})}::jsonb, ${JSON.stringify(spec.parameters ?? [])}::jsonb, ${
       spec.isActive ?? true
     })
@@ -308,6 +310,15 @@ layer(servicesFor(env), serverSuite)("ActionRunner.execute", (it) => {
         const healthy = yield* localServer(() => jsonAnswer(200, { ok: true }))
         const elsewhere = yield* createAction({ url: healthy.url })
         assert.strictEqual((yield* execute(elsewhere.id)).success, true, "other hosts keep their own circuit")
+
+        // Another tenant's calls to the same host are counted apart: one tenant cannot open another's circuit.
+        const sql = yield* SqlClient.SqlClient
+        const [other] = yield* sql<{ id: string }>`
+          INSERT INTO tenants (name) VALUES (${`circuit-${crypto.randomUUID().slice(0, 8)}`}) RETURNING id`
+        const theirs = yield* createAction({ url: remote.url, tenantId: other.id })
+        const called = yield* failureOf(execute(theirs.id, {}, unboundKey, { tenantId: other.id }))
+        assert.strictEqual(called._tag === "ActionFailed" && called.status_code, 503)
+        assert.strictEqual(remote.received.length, 6, "the other tenant's call reached the host")
       }))
 
     it.effect("a host that answered well, then fails 5 times in a row, has its circuit opened; a success between failures resets the count", () =>

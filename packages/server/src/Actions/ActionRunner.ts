@@ -273,7 +273,7 @@ export class ActionRunner extends Context.Service<ActionRunner, {
         if (Result.isFailure(secrets)) return notCalled(secrets.failure.message)
         const headers = fillSecrets(templates, secrets.success)
         if (Result.isFailure(headers)) return notCalled(headers.failure)
-        const answer = yield* Effect.result(http.send({ ...request, headers: headers.success }))
+        const answer = yield* Effect.result(http.send({ ...request, headers: headers.success }, { tenantId }))
         if (Result.isFailure(answer)) return failedBeforeAnswer(answer.failure)
         const { status } = answer.success
         return status >= 200 && status < 300 ? succeeded(answer.success) : remoteRefused(answer.success)

@@ -5,8 +5,11 @@
  * (`ACTIONS_TIMEOUT_MS`, covering connect, redirects and body), a response
  * size cap (`ACTIONS_MAX_RESPONSE_BYTES`, read as a stream and cut off),
  * redirects followed only to the same host, and the circuit breaker of the
- * target host (connection errors, timeouts and 5xx count as failures; an open
- * circuit fails fast without calling).
+ * target host for the calling tenant (connection errors, timeouts and 5xx
+ * count as failures; an open circuit fails fast without calling). Each
+ * tenant's calls to a host are counted apart: one tenant whose action or
+ * webhook keeps failing against a shared host (a SaaS API) opens only its
+ * own circuit, never another tenant's.
  *
  * Calls go through undici's dispatcher (the HTTP/1.1 client of Node's own
  * `fetch`, at its lowest level: a handler per request, no streams), whose
@@ -83,6 +86,11 @@ export interface ResponseLimit {
 }
 
 export interface SendOptions {
+  /**
+   * Whose call it is: the circuit breaker counts each tenant's calls to a
+   * host apart. Left out only for calls every tenant shares alike.
+   */
+  readonly tenantId?: string | undefined
   /** Same-host redirects to follow; 0 returns a 3xx as the answer. Default 3. */
   readonly maxRedirects?: number | undefined
   /** Default: fail beyond `ACTIONS_MAX_RESPONSE_BYTES`. */
@@ -159,30 +167,30 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
       // Its sockets closed with the layer's scope.
       yield* Effect.addFinalizer(() => Effect.promise(() => dispatcher.destroy()))
 
-      // Hosts whose last recorded outcome was a success; any transition out of Closed (another caller of
-      // the shared breaker may cause one) takes the host out.
+      // Circuits (a tenant's calls to a host) whose last recorded outcome was a success; any transition out of
+      // Closed (another caller of the shared breaker may cause one) takes the circuit out.
       const healthy = new Set<string>()
       yield* breaker.transitions.pipe(
         Stream.runForEach((transition) => Effect.sync(() => healthy.delete(transition.key))),
         Effect.forkScoped
       )
-      const remember = (host: string, exit: Exit.Exit<OutboundResponse, OutboundFailure>) =>
+      const remember = (circuit: string, exit: Exit.Exit<OutboundResponse, OutboundFailure>) =>
         Effect.sync(() => {
           const outcome = classify(exit)
-          if (outcome._tag === "Success") healthy.add(host)
-          else if (outcome._tag === "Failure") healthy.delete(host)
+          if (outcome._tag === "Success") healthy.add(circuit)
+          else if (outcome._tag === "Failure") healthy.delete(circuit)
         })
 
-      /** The call under the host's circuit breaker (see above for the healthy host's shortcut). */
-      const underBreaker = (call: Effect.Effect<OutboundResponse, OutboundFailure>, host: string) => {
-        if (!healthy.has(host)) {
-          return breaker.execute(Effect.onExit(call, (exit) => remember(host, exit)), { key: host, classify })
+      /** The call under its circuit's breaker (see above for the healthy circuit's shortcut). */
+      const underBreaker = (call: Effect.Effect<OutboundResponse, OutboundFailure>, circuit: string) => {
+        if (!healthy.has(circuit)) {
+          return breaker.execute(Effect.onExit(call, (exit) => remember(circuit, exit)), { key: circuit, classify })
         }
         return Effect.flatMap(Effect.exit(call), (exit) => {
           if (classify(exit)._tag !== "Failure") return exit
-          healthy.delete(host)
+          healthy.delete(circuit)
           // Recorded as if the breaker had admitted it (the call was made while the circuit was closed).
-          return Effect.flatMap(Effect.exit(breaker.execute(exit, { key: host, classify })), () => exit)
+          return Effect.flatMap(Effect.exit(breaker.execute(exit, { key: circuit, classify })), () => exit)
         })
       }
 
@@ -380,7 +388,8 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
           yield* guard.allowPrivateNetworks ? checked(url) : within(checked(url), deadline, url.host)
           const limit = options?.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
           const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit, deadline)
-          return yield* underBreaker(call, url.host).pipe(
+          const circuit = options?.tenantId === undefined ? url.host : `${options.tenantId} ${url.host}`
+          return yield* underBreaker(call, circuit).pipe(
             Effect.catchTag("CircuitBreakerError", (error) =>
               Effect.fail(
                 new OutboundFailure({

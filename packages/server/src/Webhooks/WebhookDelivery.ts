@@ -141,7 +141,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           return http.send(
             { method: "POST", url: claim.url, headers, body: { contentType: "application/json", text: body } },
             // Receivers' bodies only feed the log's error excerpt: read a little, never fail on size.
-            { maxRedirects: 0, responseLimit: { maxBytes: 1024, beyond: "truncate" } }
+            { tenantId: payload.tenant_id, maxRedirects: 0, responseLimit: { maxBytes: 1024, beyond: "truncate" } }
           ).pipe(
             Effect.match({
               onFailure: (failure) => finish("failed", null, failure.message),
