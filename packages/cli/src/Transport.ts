@@ -35,7 +35,7 @@ export const noAnswerMessage = (origin: string, timeoutSeconds: number) =>
     seconds(timeoutSeconds)
   }: the service may be overloaded or stuck; try again, or wait longer with --timeout SECONDS`
 
-/** How a late answer is described inside the transport error (the SDK's chat stream keeps only this text). */
+/** How a late answer is described inside the transport error. */
 export const noAnswerDescription = (timeoutSeconds: number) => `no answer within ${seconds(timeoutSeconds)}`
 
 /**
@@ -86,8 +86,8 @@ const isForeignAnswer = (error: unknown): boolean => {
     const reason = error.reason._tag
     return reason === "StatusCodeError" || reason === "DecodeError" || reason === "EmptyBodyError"
   }
-  return Predicate.isTagged(error, "ChatStreamError") && Predicate.hasProperty(error, "error") &&
-    Predicate.isString(error.error) && /^(the server answered HTTP|not a chat event)/u.test(error.error)
+  return Predicate.isTagged(error, "ChatStreamError") && Predicate.hasProperty(error, "reason") &&
+    (error.reason === "UnexpectedAnswer" || error.reason === "InvalidEvent")
 }
 
 const isHealthReport = Schema.is(Schema.Union([Health.HealthOk, Health.HealthDegraded]))

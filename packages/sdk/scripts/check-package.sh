@@ -33,7 +33,7 @@ npm install --no-audit --no-fund --loglevel=error "$work"/agent-platform-domain-
 
 # TypeScript with the strict defaults, no skipLibCheck: every .d.ts shipped must typecheck.
 cat > consumer.ts <<'TS'
-import { ApiError, ConnectionError, make, makePromiseClient, PlatformApi, type PromiseClient } from "@agent-platform/sdk"
+import { ApiError, chat, ConnectionError, make, makePromiseClient, PlatformApi, type PromiseClient } from "@agent-platform/sdk"
 import { Errors, type Agents } from "@agent-platform/domain"
 
 export const listAgents = async (client: PromiseClient): Promise<Array<string>> => {
@@ -46,6 +46,12 @@ export const describeError = (error: unknown): string =>
   : String(error)
 export const client = makePromiseClient({ baseUrl: "http://127.0.0.1:8080", apiKey: "sk_live_...", timeout: "10 seconds" })
 export const effectClient = [make, PlatformApi, Errors.NotFound] as const
+export const firstEvent = async (): Promise<string | undefined> => {
+  for await (const event of chat({ baseUrl: "http://127.0.0.1:8080", apiKey: "sk_live_...", timeout: "10 seconds" }, { message: "hi" })) {
+    return "type" in event ? event.type : event.text
+  }
+  return undefined
+}
 TS
 for resolution in nodenext bundler; do
   module="nodenext"; [[ "$resolution" == "bundler" ]] && module="esnext"
@@ -64,7 +70,7 @@ HOST=127.0.0.1 PORT="$port" DATA_DIR="$work/data" BOOTSTRAP_ADMIN_PASSWORD="$pas
   node "$root/packages/server/dist/main.mjs" >"$work/server.log" 2>&1 &
 server_pid=$!
 cat > consumer.mjs <<'JS'
-import { ApiError, ConnectionError, makePromiseClient } from "@agent-platform/sdk"
+import { ApiError, chat, ConnectionError, makePromiseClient } from "@agent-platform/sdk"
 
 const baseUrl = process.env.BASE_URL
 const admin = makePromiseClient({ baseUrl })
@@ -84,7 +90,15 @@ if (!(refused instanceof ApiError) || refused._tag !== "ScopeMissing" || refused
 const nowhere = makePromiseClient({ baseUrl: `http://127.0.0.1:${process.env.CLOSED_PORT}` })
 const unreachable = await nowhere.health().then(() => undefined, (error) => error)
 if (!(unreachable instanceof ConnectionError)) throw new Error(`expected ConnectionError, got ${unreachable}`)
+const chatFailure = async (options) => {
+  try { for await (const _ of chat(options, { message: "hi" })) void _ } catch (error) { return error }
+}
+const chatRefused = await chatFailure({ baseUrl, apiKey: "sk_live_not-a-key" })
+if (!(chatRefused instanceof ApiError) || chatRefused._tag !== "Unauthenticated" || chatRefused.status !== 401) throw new Error(`expected Unauthenticated, got ${chatRefused}`)
+const chatUnreachable = await chatFailure({ baseUrl: `http://127.0.0.1:${process.env.CLOSED_PORT}`, apiKey: key })
+if (!(chatUnreachable instanceof ConnectionError)) throw new Error(`expected ConnectionError, got ${chatUnreachable}`)
 console.log(`plain Node: ${agents.length} agents listed; ${refused._tag} ${refused.status}; ${unreachable.message}`)
+console.log(`plain Node chat: ${chatRefused._tag} ${chatRefused.status} "${chatRefused.message}"; ${chatUnreachable.message}`)
 await Promise.all([admin.dispose(), client.dispose(), nowhere.dispose()])
 JS
 closed_port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"

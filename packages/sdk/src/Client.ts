@@ -37,8 +37,11 @@ export interface ClientOptions {
 /** The default of {@link ClientOptions.timeout}. */
 export const defaultTimeout: Duration.Input = "30 seconds"
 
-/** Fails a request whose answer does not start within `timeout`; the request is aborted. */
-const withTimeout = (timeout: Duration.Input) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
+/**
+ * `client` failing a request whose answer does not start within `timeout`
+ * (the request is aborted) with a transport error caused by `RequestTimedOut`.
+ */
+export const withTimeout = (timeout: Duration.Input) => (client: HttpClient.HttpClient): HttpClient.HttpClient => {
   const duration = Duration.fromInputUnsafe(timeout)
   const message = `no answer within ${Duration.format(duration)}`
   return HttpClient.transform(client, (response, request) =>

@@ -89,7 +89,7 @@ const declaredStatus = (error: object): number | undefined => {
 }
 
 /** A short reason for a failed connection: `ECONNREFUSED`, `ENOTFOUND`, ... or the innermost cause's message. */
-const reasonOf = (cause: unknown): string => {
+export const reasonOf = (cause: unknown): string => {
   let current: unknown = cause
   let message = cause instanceof Error ? cause.message : String(cause)
   for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {

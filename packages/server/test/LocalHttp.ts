@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
 
 export interface Received {
   readonly method: string
@@ -81,3 +81,14 @@ export const localServer = (answer: (request: Received, count: number) => Answer
     }),
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ self }) => self))
+
+/** A loopback port nothing listens on (taken, then released): a refused connection. */
+export const closedPort = Effect.promise(() =>
+  new Promise<number>((resolve) => {
+    const probe = createNetServer()
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+)

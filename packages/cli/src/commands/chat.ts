@@ -15,6 +15,7 @@ import * as Sdk from "@agent-platform/sdk"
 import { Effect, Option, Redacted, Ref, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
 import * as ChatTranscript from "../ChatTranscript.ts"
 import * as Connection from "../Connection.ts"
 import * as FailureReport from "../FailureReport.ts"
@@ -98,19 +99,17 @@ const turn = Effect.fnUntraced(function*(
     })
   }
   if (outcome.failure !== undefined) return yield* new ChatTurnFailed({ message: outcome.failure })
-}, (effect, connection) =>
+}, (effect) =>
   effect.pipe(Effect.catchTags({
     NotFound: (notFound) => Effect.flatMap(nothingToChatWith(notFound.error), Effect.fail),
-    // The SDK's stream error keeps only the transport's text: a late answer is told as every command tells it.
+    // No answer came: the transport's own error, so a refused connection or a late answer is told as every command tells it.
     ChatStreamError: (broken) =>
-      Effect.flatMap(root, ({ timeout }): Effect.Effect<never, Sdk.ChatStreamError | Transport.RequestTimedOut> =>
-        broken.error.includes(Transport.noAnswerDescription(timeout))
-          ? Effect.fail(
-            new Transport.RequestTimedOut({
-              message: Transport.noAnswerMessage(new URL(connection.url).origin, timeout)
-            })
-          )
-          : Effect.fail(broken))
+      Effect.fail(
+        (broken.reason === "Unreachable" || broken.reason === "Timeout") &&
+          HttpClientError.isHttpClientError(broken.cause)
+          ? broken.cause
+          : broken
+      )
   })))
 
 /** A chat with no space or agent to answer it ends in a 404: say how to make one. */
