@@ -202,13 +202,13 @@ layer(testServer(), serverSuite)("SCIM PATCH of users: the providers' quirks one
           value: { "name.givenName": "X", "urn:ietf:params:scim:schemas:core:2.0:User:title": "Boss" }
         })
       )
-      assert.deepStrictEqual(dotted.body.name, { givenName: "X", familyName: "Lovelace" })
+      assert.deepStrictEqual(dotted.body.name, { formatted: "X Lovelace", givenName: "X", familyName: "Lovelace" })
       assert.strictEqual(dotted.body.title, "Boss")
       const merged = yield* scim.patch(
         `/Users/${user.id}`,
         patchOp({ op: "replace", value: { name: { familyName: "Y" } } })
       )
-      assert.deepStrictEqual(merged.body.name, { givenName: "X", familyName: "Y" })
+      assert.deepStrictEqual(merged.body.name, { formatted: "X Y", givenName: "X", familyName: "Y" })
     }))
 
   it.effect("the enterprise extension: whole, by attribute path, and a manager given as its id alone (Entra)", () =>

@@ -73,7 +73,7 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       assert.match(user.meta.location, new RegExp(`/v1/scim/Users/${user.id}$`))
       assert.deepStrictEqual(user.schemas, [UserUrn, EnterpriseUrn])
       assert.strictEqual(user.userName, userName)
-      assert.deepStrictEqual(user.name, { givenName: "Ada", familyName: "Lovelace" })
+      assert.deepStrictEqual(user.name, { formatted: "Ada Lovelace", givenName: "Ada", familyName: "Lovelace" })
       assert.strictEqual(user.displayName, "Ada Lovelace")
       assert.strictEqual(user.title, "Analyst")
       assert.strictEqual(user.active, true)
@@ -94,6 +94,35 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       assert.deepStrictEqual(read.body, user)
       assert.strictEqual(read.headers.get("etag"), user.meta.version)
       assert.strictEqual((yield* login(userName)).status, 200)
+    }))
+
+  it.effect("every user has name.formatted: the provider's own, else the given and family names, else the display name", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const admin = yield* adminClient
+      const surface = yield* admin.api.admin.createUser({
+        payload: {
+          email: `surface-${unique()}@example.com`,
+          nombre: "Grace Hopper",
+          password: "Correct-Horse-9",
+          role_id: "r_user"
+        }
+      })
+      assert.deepStrictEqual((yield* scim.get(`/Users/${surface.id}`)).body.name, { formatted: "Grace Hopper" })
+
+      const own = yield* provision(scim, `own-${unique()}@example.com`, {
+        name: { formatted: "Dr. Ada King", givenName: "Ada", familyName: "Lovelace" }
+      })
+      assert.strictEqual(own.name.formatted, "Dr. Ada King")
+      const renamed = yield* scim.patch(
+        `/Users/${own.id}`,
+        patchOp({ op: "replace", path: "name.givenName", value: "Augusta" })
+      )
+      assert.deepStrictEqual(renamed.body.name, {
+        formatted: "Dr. Ada King",
+        givenName: "Augusta",
+        familyName: "Lovelace"
+      })
     }))
 
   it.effect("a duplicate userName (in any case) or a taken email answers 409 uniqueness", () =>

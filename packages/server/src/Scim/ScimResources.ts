@@ -70,11 +70,29 @@ const defined = (object: Record<string, unknown>) =>
 /** The sign-in email of a user created on the admin surface, as its only email. */
 const emailsOf = (row: ScimUserRow) => row.scim_attributes.emails ?? [{ value: row.email, type: "work", primary: true }]
 
+/** The given and family names joined, else the display name: `name.formatted` when none was sent. */
+const derivedFormatted = (given: unknown, family: unknown, displayName: string): string => {
+  const parts = [given, family].filter((part): part is string => typeof part === "string" && part.trim() !== "")
+  return parts.length > 0 ? parts.join(" ") : displayName
+}
+
+/**
+ * The user's `name.formatted`, which every User carries (spec: SCIM resources):
+ * the one the identity provider sent, else the given and family names, else
+ * the display name (a user created on the admin surface has only that).
+ */
+const formattedName = (row: ScimUserRow, stored: Record<string, unknown>): string =>
+  typeof stored.formatted === "string" && stored.formatted.trim() !== ""
+    ? stored.formatted
+    : derivedFormatted(row.given_name, row.family_name, row.nombre)
+
 export const userResource = (row: ScimUserRow, baseUrl: string): Scim.ScimUser => {
   const { emails: _emails, name: storedName, [ScimSchemas.EnterpriseUserSchemaUrn]: enterprise, ...rest } =
     row.scim_attributes
+  const stored = typeof storedName === "object" && storedName !== null ? storedName as Record<string, unknown> : {}
   const name = defined({
-    ...(typeof storedName === "object" && storedName !== null ? storedName as Record<string, unknown> : {}),
+    ...stored,
+    formatted: formattedName(row, stored),
     givenName: row.given_name,
     familyName: row.family_name
   })
@@ -86,7 +104,7 @@ export const userResource = (row: ScimUserRow, baseUrl: string): Scim.ScimUser =
     id: row.id,
     externalId: row.external_id,
     userName: row.scim_user_name ?? row.email,
-    name: Object.keys(name).length === 0 ? undefined : name,
+    name,
     displayName: row.nombre,
     ...rest,
     emails: emailsOf(row),
@@ -221,6 +239,9 @@ export const userWrite = (resource: NormalizedResource, currentEmail?: string): 
 
 /** The patchable document of a user: its representation without read-only metadata. */
 export const patchableUser = (resource: Scim.ScimUser): Record<string, unknown> => {
-  const { meta: _meta, groups: _groups, ...rest } = resource
-  return { ...rest, meta: { resourceType: "User" } }
+  const { groups: _groups, meta: _meta, name, ...rest } = resource
+  // A `formatted` the names give anyway is not the provider's own: left out, it follows a changed name.
+  const { formatted, ...names } = name ?? {}
+  const derived = formatted === derivedFormatted(names.givenName, names.familyName, resource.displayName ?? "")
+  return { ...rest, name: derived ? names : name, meta: { resourceType: "User" } }
 }
