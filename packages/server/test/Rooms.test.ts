@@ -792,6 +792,38 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         (frame) => frame.messages.filter((m) => m.role === "agent")
       ).pipe(Effect.orDie)
 
+    /**
+     * Ana's room with Bo and the Support agent, which has one action `name`
+     * with the required `parameter`, in confirm mode, sending to a local target.
+     */
+    const confirmingRoom = (
+      name: string,
+      parameter: { readonly name: string; readonly type: "integer" | "string"; readonly description: string }
+    ) =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { admin, seeded, support } = yield* roomSpace()
+        const target = yield* localServer(() => jsonAnswer(200, { done: true }))
+        const action = yield* admin.api.actionsAdmin.create({
+          payload: {
+            name,
+            description: `${name} for a customer`,
+            http_method: "POST",
+            url: `${target.url}/${name}`,
+            parameters: [{ ...parameter, required: true }],
+            is_active: true,
+            requires_confirmation: true
+          }
+        })
+        yield* admin.api.agentsAdmin.assignActions({ params: { id: support.id }, payload: { action_ids: [action.id] } })
+        const ana = yield* person("Ana")
+        const bo = yield* person("Bo")
+        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { agent_id: support.id } })
+        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        return { action, admin, ana, bo, room, target }
+      }).pipe(Effect.orDie)
+
     it.effect("an agent answers a message that mentions it; its actions run for that person as human_triggered_auto in the room's chat", () =>
       Effect.gen(function*() {
         yield* setRoomsFlag(true)
@@ -845,26 +877,11 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
 
     it.effect("after asking its caller for confirmation, the agent takes their plain answer and runs the action as human_confirmed", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { admin, seeded, support } = yield* roomSpace()
-        const target = yield* localServer(() => jsonAnswer(200, { refunded: true }))
-        const action = yield* admin.api.actionsAdmin.create({
-          payload: {
-            name: "refund_order",
-            description: "Refund a customer's order",
-            http_method: "POST",
-            url: `${target.url}/refunds`,
-            parameters: [{ name: "order_id", type: "integer", description: "The order number", required: true }],
-            is_active: true,
-            requires_confirmation: true
-          }
+        const { action, admin, ana, bo, room, target } = yield* confirmingRoom("refund_order", {
+          name: "order_id",
+          type: "integer",
+          description: "The order number"
         })
-        yield* admin.api.agentsAdmin.assignActions({ params: { id: support.id }, payload: { action_ids: [action.id] } })
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { agent_id: support.id } })
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
         yield* ana.client.api.roomChats.append({
           params: { id: room.chat_id },
           payload: { content: "@Support please refund order 1234" }
@@ -893,6 +910,55 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         assert.deepStrictEqual(row.on_behalf_of, { type: "user", id: ana.id, name: "Ana" })
         assert.deepInclude(row.confirmed_by, { user_id: ana.id, name: "Ana", text: "yes, go ahead" })
         assert.match(row.confirmed_by?.asked ?? "", /^Please confirm: run refund_order with order_id: 1234\?/)
+      }).pipe(Effect.orDie))
+
+    it.effect("another participant's \"@Agent yes\" or \"no\" neither runs nor cancels the action: the question waits for its asker", () =>
+      Effect.gen(function*() {
+        const { action, admin, ana, bo, room, target } = yield* confirmingRoom("restart_server", {
+          name: "server",
+          type: "string",
+          description: "The server's name"
+        })
+        const say = (who: typeof ana, content: string) =>
+          who.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content } })
+        yield* say(ana, "@Support please restart server with server: web-1")
+        const asked = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 1)
+        assert.match(asked[0].content, /^Please confirm: run restart_server with server: web-1\?/)
+
+        // Bo mentions the agent: it answers him, and Ana's question is still hers to answer.
+        yield* say(bo, "@Support yes")
+        yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 2)
+        yield* say(bo, "@Support no")
+        const toBo = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 3)
+        for (const message of toBo.slice(1)) {
+          assert.notMatch(message.content, /restart_server succeeded|cancelled restart_server/)
+        }
+        // His own request would replace her question: the agent declines it until hers is settled.
+        yield* say(bo, "@Support please restart server with server: db-2")
+        const declined = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 4)
+        assert.match(declined[3].content, /^I am waiting for someone else's answer about another action/)
+        assert.strictEqual(target.received.length, 0)
+        const sql = yield* SqlClient.SqlClient
+        const pending = yield* sql<{ stage: string; params: unknown; asked_user_id: string }>`
+          SELECT stage, params, asked_user_id FROM chat_pending_actions WHERE chat_id = ${room.chat_id}`
+        assert.deepStrictEqual(pending, [{ stage: "confirming", params: { server: "web-1" }, asked_user_id: ana.id }])
+
+        // Ana's plain "yes" still answers it, and the action runs as hers.
+        yield* say(ana, "yes")
+        const done = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 5)
+        assert.match(done[4].content, /restart_server succeeded/)
+        assert.deepStrictEqual(JSON.parse(target.received[0].body), { server: "web-1" })
+        assert.strictEqual(target.received.length, 1)
+        const executions = yield* sql<{ supervision: string; caller_id: string; confirmation_text: string }>`
+          SELECT supervision, caller_id, confirmation_text FROM action_executions WHERE action_id = ${action.id}`
+        assert.deepStrictEqual(executions, [{
+          supervision: "human_confirmed",
+          caller_id: ana.id,
+          confirmation_text: "yes"
+        }])
+        const [row] = yield* provenanceOf(admin, action.id)
+        assert.deepStrictEqual(row.on_behalf_of, { type: "user", id: ana.id, name: "Ana" })
+        assert.deepInclude(row.confirmed_by, { user_id: ana.id, name: "Ana", text: "yes" })
       }).pipe(Effect.orDie))
   })
 
