@@ -3,13 +3,18 @@
  * 1–4, the Room rows of "States and transitions"; issue #10): the flag,
  * blueprints and their seeded defaults, find-or-create and lifecycles,
  * participants, invitations and the in-app inbox, invitable users, append,
- * poll and long poll, agents that answer mentions, and closing with minutes —
- * through the SDK, and raw HTTP for bad input.
+ * poll and long poll, agents that answer mentions (only the person asked
+ * answers an agent's question), and closing with minutes — which a client
+ * going away or a stopped process does not lose — through the SDK, and raw
+ * HTTP for bad input.
  */
 import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Context, Effect, Fiber, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { createServer, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import roomAnswersAndMinutes from "../src/migrations/0022_room_answers_and_minutes.ts"
 import { ticketAction } from "./Catalog.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
@@ -1032,5 +1037,165 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         const missing = yield* admin.api.rooms.close({ params: { id: crypto.randomUUID() } }).pipe(Effect.flip)
         assert.strictEqual(missing._tag, "NotFound")
       }))
+
+    it.effect("a room left closed without minutes (its process stopped after the close) gets them from the jobs role, once", () =>
+      Effect.gen(function*() {
+        const { seeded, ana, bo, room } = yield* anaAndBoInARoom
+        const other = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+        for (const chatId of [room.chat_id, other.chat_id]) {
+          yield* ana.client.api.roomChats.append({
+            params: { id: chatId },
+            payload: { content: "We decided to roll back the payment deploy." }
+          })
+        }
+        const sql = yield* SqlClient.SqlClient
+        // What a close leaves when its process dies before the minutes: here one from before migration 0022
+        // (nothing due: the migration, run again, makes it due now) and one whose lease ran out.
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${bo.id}, minutes_due_at = NULL
+          WHERE id = ${room.id}`
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${bo.id}, minutes_due_at = now()
+          WHERE id = ${other.id}`
+        yield* roomAnswersAndMinutes
+
+        for (const closed of [room, other]) {
+          const recovered = yield* eventually(
+            ana.client.api.rooms.get({ params: { id: closed.id } }),
+            (read) => read.minutes !== null
+          )
+          assert.strictEqual(recovered.status, "closed")
+          assert.deepInclude(recovered.minutes!, {
+            decisions: [{ decision: "We decided to roll back the payment deploy.", owner: null }],
+            message_count: 1
+          })
+          const frame = yield* ana.client.api.roomChats.poll({ params: { id: closed.chat_id }, query: { after: 1 } })
+          assert.deepStrictEqual(frame.messages.map((m) => [m.seq, m.author_name]), [[2, "Summary"], [3, "Decisions"]])
+          const [audited] = yield* sql<{ actor: string }>`
+            SELECT actor FROM audit_logs WHERE target = ${`room:${closed.id}`} AND event = 'room.closed'`
+          assert.strictEqual(audited.actor, `user:${bo.id}`)
+        }
+        const due =
+          yield* sql`SELECT id FROM rooms WHERE id IN (${room.id}, ${other.id}) AND minutes_due_at IS NOT NULL`
+        assert.strictEqual(due.length, 0)
+      }).pipe(Effect.orDie))
+  })
+})
+
+/**
+ * An OpenAI-compatible model on loopback that writes minutes: the summary
+ * and the decisions as the prompt asks for them. While `hold` is on, it keeps
+ * its answers until `release`.
+ */
+class MinutesModel extends Context.Service<MinutesModel, {
+  readonly url: string
+  readonly hold: Effect.Effect<void>
+  /** Waits until a completion is held. */
+  readonly held: Effect.Effect<void>
+  readonly release: Effect.Effect<void>
+}>()("test/MinutesModel") {
+  static readonly layer = Layer.effect(
+    MinutesModel,
+    Effect.acquireRelease(
+      Effect.callback<{ readonly model: MinutesModel["Service"]; readonly close: () => void }>((resume) => {
+        let holding = false
+        const waiting: Array<() => void> = []
+        const heldWaiters: Array<() => void> = []
+        const completion = (prompt: string) => ({
+          id: "chatcmpl-minutes",
+          model: "gpt-test",
+          choices: [{
+            index: 0,
+            message: {
+              role: "assistant",
+              content: prompt.includes("List every decision")
+                ? "- Roll back the payment deploy (owner: Bo)"
+                : "The checkout broke after the payment deploy, which is being rolled back."
+            },
+            finish_reason: "stop"
+          }],
+          usage: { prompt_tokens: 10, completion_tokens: 10 }
+        })
+        const server = createServer((req, res: ServerResponse) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (chunk: Buffer) => chunks.push(chunk))
+          req.on("end", () => {
+            const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
+            const answer = () =>
+              res.writeHead(200, { "content-type": "application/json" }).end(
+                JSON.stringify(completion(JSON.stringify(body.messages ?? [])))
+              )
+            if (!holding) return answer()
+            waiting.push(answer)
+            heldWaiters.splice(0).forEach((wake) => wake())
+          })
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+          resume(Effect.succeed({
+            model: {
+              url,
+              hold: Effect.sync(() => {
+                holding = true
+              }),
+              held: Effect.callback<void>((wake) => {
+                if (waiting.length > 0) wake(Effect.void)
+                else heldWaiters.push(() => wake(Effect.void))
+              }),
+              release: Effect.sync(() => {
+                holding = false
+                waiting.splice(0).forEach((answer) => answer())
+              })
+            },
+            close: () => {
+              server.closeAllConnections()
+              server.close()
+            }
+          }))
+        })
+      }),
+      ({ close }) => Effect.sync(close)
+    ).pipe(Effect.map(({ model }) => model))
+  )
+}
+
+/** The test server with MinutesModel as its hosted model. */
+const withMinutesModel = Layer.unwrap(Effect.gen(function*() {
+  const model = yield* MinutesModel
+  return testServer({ OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: "test-key" })
+})).pipe(Layer.provideMerge(MinutesModel.layer))
+
+layer(withMinutesModel, serverSuite)("work rooms with a hosted model", (it) => {
+  describe("POST /api/rooms/{id}/close", () => {
+    it.effect("a client that goes away once the room is closed does not stop its minutes", () =>
+      Effect.gen(function*() {
+        const model = yield* MinutesModel
+        const { ana, bo, room } = yield* anaAndBoInARoom
+        yield* bo.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "We decided to roll back the payment deploy." }
+        })
+        yield* model.hold
+        const closing = yield* Effect.forkChild(bo.client.api.rooms.close({ params: { id: room.id } }))
+        // The model is writing the minutes: the close is committed.
+        yield* model.held
+        yield* Fiber.interrupt(closing)
+        // Time for the server to see the client gone (and, were the close interruptible, to stop it).
+        yield* Effect.sleep("500 millis")
+        yield* model.release
+
+        const read = yield* eventually(
+          ana.client.api.rooms.get({ params: { id: room.id } }),
+          (read) => read.minutes !== null
+        )
+        assert.strictEqual(read.status, "closed")
+        assert.deepInclude(read.minutes!, {
+          summary: "The checkout broke after the payment deploy, which is being rolled back.",
+          decisions: [{ decision: "Roll back the payment deploy", owner: "Bo" }],
+          message_count: 1
+        })
+        const frame = yield* ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { after: 1 } })
+        assert.deepStrictEqual(frame.messages.map((m) => [m.seq, m.author_name]), [[2, "Summary"], [3, "Decisions"]])
+      }).pipe(Effect.orDie))
   })
 })
