@@ -81,6 +81,7 @@ import { PushDelivery } from "./Push/PushDelivery.ts"
 import { MeHttp, PushHttp } from "./Push/PushHttp.ts"
 import { PushSubscriptions } from "./Push/PushSubscriptions.ts"
 import { RoomChat } from "./Rooms/RoomChat.ts"
+import { RoomMinutes } from "./Rooms/RoomMinutes.ts"
 import { Rooms } from "./Rooms/Rooms.ts"
 import { RoomChatsHttp, RoomsHttp } from "./Rooms/RoomsHttp.ts"
 import { RoomsLive } from "./Rooms/RoomsLive.ts"
@@ -267,6 +268,7 @@ export const HttpServerLive = Layer.effect(
 export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* ServerConfig
   const keys = yield* ApiKeys
+  const roomMinutes = yield* RoomMinutes
   const sql = yield* SqlClient.SqlClient
   const mode = yield* DatabaseMode
   const apiSteps = [
@@ -283,6 +285,8 @@ export const WorkersLive = Layer.unwrap(Effect.gen(function*() {
         )
       )
     }),
+    // In every job process: each room is claimed under a lease (RoomMinutes), like the other queues.
+    { name: "write the minutes of rooms closed without them", run: roomMinutes.recoverDue },
     // PGlite has no autovacuum: the embedded database is vacuumed here (a PostgreSQL server vacuums itself).
     ...(mode.kind === "embedded"
       ? [{

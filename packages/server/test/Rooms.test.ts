@@ -3,13 +3,18 @@
  * 1–4, the Room rows of "States and transitions"; issue #10): the flag,
  * blueprints and their seeded defaults, find-or-create and lifecycles,
  * participants, invitations and the in-app inbox, invitable users, append,
- * poll and long poll, agents that answer mentions, and closing with minutes —
- * through the SDK, and raw HTTP for bad input.
+ * poll and long poll, agents that answer mentions (only the person asked
+ * answers an agent's question), and closing with minutes — which a client
+ * going away or a stopped process does not lose — through the SDK, and raw
+ * HTTP for bad input.
  */
 import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Context, Effect, Fiber, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { createServer, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import roomAnswersAndMinutes from "../src/migrations/0022_room_answers_and_minutes.ts"
 import { ticketAction } from "./Catalog.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
 import {
@@ -792,6 +797,38 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         (frame) => frame.messages.filter((m) => m.role === "agent")
       ).pipe(Effect.orDie)
 
+    /**
+     * Ana's room with Bo and the Support agent, which has one action `name`
+     * with the required `parameter`, in confirm mode, sending to a local target.
+     */
+    const confirmingRoom = (
+      name: string,
+      parameter: { readonly name: string; readonly type: "integer" | "string"; readonly description: string }
+    ) =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { admin, seeded, support } = yield* roomSpace()
+        const target = yield* localServer(() => jsonAnswer(200, { done: true }))
+        const action = yield* admin.api.actionsAdmin.create({
+          payload: {
+            name,
+            description: `${name} for a customer`,
+            http_method: "POST",
+            url: `${target.url}/${name}`,
+            parameters: [{ ...parameter, required: true }],
+            is_active: true,
+            requires_confirmation: true
+          }
+        })
+        yield* admin.api.agentsAdmin.assignActions({ params: { id: support.id }, payload: { action_ids: [action.id] } })
+        const ana = yield* person("Ana")
+        const bo = yield* person("Bo")
+        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { agent_id: support.id } })
+        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        return { action, admin, ana, bo, room, target }
+      }).pipe(Effect.orDie)
+
     it.effect("an agent answers a message that mentions it; its actions run for that person as human_triggered_auto in the room's chat", () =>
       Effect.gen(function*() {
         yield* setRoomsFlag(true)
@@ -845,26 +882,11 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
 
     it.effect("after asking its caller for confirmation, the agent takes their plain answer and runs the action as human_confirmed", () =>
       Effect.gen(function*() {
-        yield* setRoomsFlag(true)
-        const { admin, seeded, support } = yield* roomSpace()
-        const target = yield* localServer(() => jsonAnswer(200, { refunded: true }))
-        const action = yield* admin.api.actionsAdmin.create({
-          payload: {
-            name: "refund_order",
-            description: "Refund a customer's order",
-            http_method: "POST",
-            url: `${target.url}/refunds`,
-            parameters: [{ name: "order_id", type: "integer", description: "The order number", required: true }],
-            is_active: true,
-            requires_confirmation: true
-          }
+        const { action, admin, ana, bo, room, target } = yield* confirmingRoom("refund_order", {
+          name: "order_id",
+          type: "integer",
+          description: "The order number"
         })
-        yield* admin.api.agentsAdmin.assignActions({ params: { id: support.id }, payload: { action_ids: [action.id] } })
-        const ana = yield* person("Ana")
-        const bo = yield* person("Bo")
-        const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { agent_id: support.id } })
-        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
         yield* ana.client.api.roomChats.append({
           params: { id: room.chat_id },
           payload: { content: "@Support please refund order 1234" }
@@ -893,6 +915,55 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         assert.deepStrictEqual(row.on_behalf_of, { type: "user", id: ana.id, name: "Ana" })
         assert.deepInclude(row.confirmed_by, { user_id: ana.id, name: "Ana", text: "yes, go ahead" })
         assert.match(row.confirmed_by?.asked ?? "", /^Please confirm: run refund_order with order_id: 1234\?/)
+      }).pipe(Effect.orDie))
+
+    it.effect("another participant's \"@Agent yes\" or \"no\" neither runs nor cancels the action: the question waits for its asker", () =>
+      Effect.gen(function*() {
+        const { action, admin, ana, bo, room, target } = yield* confirmingRoom("restart_server", {
+          name: "server",
+          type: "string",
+          description: "The server's name"
+        })
+        const say = (who: typeof ana, content: string) =>
+          who.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content } })
+        yield* say(ana, "@Support please restart server with server: web-1")
+        const asked = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 1)
+        assert.match(asked[0].content, /^Please confirm: run restart_server with server: web-1\?/)
+
+        // Bo mentions the agent: it answers him, and Ana's question is still hers to answer.
+        yield* say(bo, "@Support yes")
+        yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 2)
+        yield* say(bo, "@Support no")
+        const toBo = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 3)
+        for (const message of toBo.slice(1)) {
+          assert.notMatch(message.content, /restart_server succeeded|cancelled restart_server/)
+        }
+        // His own request would replace her question: the agent declines it until hers is settled.
+        yield* say(bo, "@Support please restart server with server: db-2")
+        const declined = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 4)
+        assert.match(declined[3].content, /^I am waiting for someone else's answer about another action/)
+        assert.strictEqual(target.received.length, 0)
+        const sql = yield* SqlClient.SqlClient
+        const pending = yield* sql<{ stage: string; params: unknown; asked_user_id: string }>`
+          SELECT stage, params, asked_user_id FROM chat_pending_actions WHERE chat_id = ${room.chat_id}`
+        assert.deepStrictEqual(pending, [{ stage: "confirming", params: { server: "web-1" }, asked_user_id: ana.id }])
+
+        // Ana's plain "yes" still answers it, and the action runs as hers.
+        yield* say(ana, "yes")
+        const done = yield* eventually(agentMessages(ana.client, room.chat_id), (messages) => messages.length >= 5)
+        assert.match(done[4].content, /restart_server succeeded/)
+        assert.deepStrictEqual(JSON.parse(target.received[0].body), { server: "web-1" })
+        assert.strictEqual(target.received.length, 1)
+        const executions = yield* sql<{ supervision: string; caller_id: string; confirmation_text: string }>`
+          SELECT supervision, caller_id, confirmation_text FROM action_executions WHERE action_id = ${action.id}`
+        assert.deepStrictEqual(executions, [{
+          supervision: "human_confirmed",
+          caller_id: ana.id,
+          confirmation_text: "yes"
+        }])
+        const [row] = yield* provenanceOf(admin, action.id)
+        assert.deepStrictEqual(row.on_behalf_of, { type: "user", id: ana.id, name: "Ana" })
+        assert.deepInclude(row.confirmed_by, { user_id: ana.id, name: "Ana", text: "yes" })
       }).pipe(Effect.orDie))
   })
 
@@ -966,5 +1037,165 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         const missing = yield* admin.api.rooms.close({ params: { id: crypto.randomUUID() } }).pipe(Effect.flip)
         assert.strictEqual(missing._tag, "NotFound")
       }))
+
+    it.effect("a room left closed without minutes (its process stopped after the close) gets them from the jobs role, once", () =>
+      Effect.gen(function*() {
+        const { seeded, ana, bo, room } = yield* anaAndBoInARoom
+        const other = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+        for (const chatId of [room.chat_id, other.chat_id]) {
+          yield* ana.client.api.roomChats.append({
+            params: { id: chatId },
+            payload: { content: "We decided to roll back the payment deploy." }
+          })
+        }
+        const sql = yield* SqlClient.SqlClient
+        // What a close leaves when its process dies before the minutes: here one from before migration 0022
+        // (nothing due: the migration, run again, makes it due now) and one whose lease ran out.
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${bo.id}, minutes_due_at = NULL
+          WHERE id = ${room.id}`
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${bo.id}, minutes_due_at = now()
+          WHERE id = ${other.id}`
+        yield* roomAnswersAndMinutes
+
+        for (const closed of [room, other]) {
+          const recovered = yield* eventually(
+            ana.client.api.rooms.get({ params: { id: closed.id } }),
+            (read) => read.minutes !== null
+          )
+          assert.strictEqual(recovered.status, "closed")
+          assert.deepInclude(recovered.minutes!, {
+            decisions: [{ decision: "We decided to roll back the payment deploy.", owner: null }],
+            message_count: 1
+          })
+          const frame = yield* ana.client.api.roomChats.poll({ params: { id: closed.chat_id }, query: { after: 1 } })
+          assert.deepStrictEqual(frame.messages.map((m) => [m.seq, m.author_name]), [[2, "Summary"], [3, "Decisions"]])
+          const [audited] = yield* sql<{ actor: string }>`
+            SELECT actor FROM audit_logs WHERE target = ${`room:${closed.id}`} AND event = 'room.closed'`
+          assert.strictEqual(audited.actor, `user:${bo.id}`)
+        }
+        const due =
+          yield* sql`SELECT id FROM rooms WHERE id IN (${room.id}, ${other.id}) AND minutes_due_at IS NOT NULL`
+        assert.strictEqual(due.length, 0)
+      }).pipe(Effect.orDie))
+  })
+})
+
+/**
+ * An OpenAI-compatible model on loopback that writes minutes: the summary
+ * and the decisions as the prompt asks for them. While `hold` is on, it keeps
+ * its answers until `release`.
+ */
+class MinutesModel extends Context.Service<MinutesModel, {
+  readonly url: string
+  readonly hold: Effect.Effect<void>
+  /** Waits until a completion is held. */
+  readonly held: Effect.Effect<void>
+  readonly release: Effect.Effect<void>
+}>()("test/MinutesModel") {
+  static readonly layer = Layer.effect(
+    MinutesModel,
+    Effect.acquireRelease(
+      Effect.callback<{ readonly model: MinutesModel["Service"]; readonly close: () => void }>((resume) => {
+        let holding = false
+        const waiting: Array<() => void> = []
+        const heldWaiters: Array<() => void> = []
+        const completion = (prompt: string) => ({
+          id: "chatcmpl-minutes",
+          model: "gpt-test",
+          choices: [{
+            index: 0,
+            message: {
+              role: "assistant",
+              content: prompt.includes("List every decision")
+                ? "- Roll back the payment deploy (owner: Bo)"
+                : "The checkout broke after the payment deploy, which is being rolled back."
+            },
+            finish_reason: "stop"
+          }],
+          usage: { prompt_tokens: 10, completion_tokens: 10 }
+        })
+        const server = createServer((req, res: ServerResponse) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (chunk: Buffer) => chunks.push(chunk))
+          req.on("end", () => {
+            const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
+            const answer = () =>
+              res.writeHead(200, { "content-type": "application/json" }).end(
+                JSON.stringify(completion(JSON.stringify(body.messages ?? [])))
+              )
+            if (!holding) return answer()
+            waiting.push(answer)
+            heldWaiters.splice(0).forEach((wake) => wake())
+          })
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+          resume(Effect.succeed({
+            model: {
+              url,
+              hold: Effect.sync(() => {
+                holding = true
+              }),
+              held: Effect.callback<void>((wake) => {
+                if (waiting.length > 0) wake(Effect.void)
+                else heldWaiters.push(() => wake(Effect.void))
+              }),
+              release: Effect.sync(() => {
+                holding = false
+                waiting.splice(0).forEach((answer) => answer())
+              })
+            },
+            close: () => {
+              server.closeAllConnections()
+              server.close()
+            }
+          }))
+        })
+      }),
+      ({ close }) => Effect.sync(close)
+    ).pipe(Effect.map(({ model }) => model))
+  )
+}
+
+/** The test server with MinutesModel as its hosted model. */
+const withMinutesModel = Layer.unwrap(Effect.gen(function*() {
+  const model = yield* MinutesModel
+  return testServer({ OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_API_KEY: "test-key" })
+})).pipe(Layer.provideMerge(MinutesModel.layer))
+
+layer(withMinutesModel, serverSuite)("work rooms with a hosted model", (it) => {
+  describe("POST /api/rooms/{id}/close", () => {
+    it.effect("a client that goes away once the room is closed does not stop its minutes", () =>
+      Effect.gen(function*() {
+        const model = yield* MinutesModel
+        const { ana, bo, room } = yield* anaAndBoInARoom
+        yield* bo.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "We decided to roll back the payment deploy." }
+        })
+        yield* model.hold
+        const closing = yield* Effect.forkChild(bo.client.api.rooms.close({ params: { id: room.id } }))
+        // The model is writing the minutes: the close is committed.
+        yield* model.held
+        yield* Fiber.interrupt(closing)
+        // Time for the server to see the client gone (and, were the close interruptible, to stop it).
+        yield* Effect.sleep("500 millis")
+        yield* model.release
+
+        const read = yield* eventually(
+          ana.client.api.rooms.get({ params: { id: room.id } }),
+          (read) => read.minutes !== null
+        )
+        assert.strictEqual(read.status, "closed")
+        assert.deepInclude(read.minutes!, {
+          summary: "The checkout broke after the payment deploy, which is being rolled back.",
+          decisions: [{ decision: "Roll back the payment deploy", owner: "Bo" }],
+          message_count: 1
+        })
+        const frame = yield* ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { after: 1 } })
+        assert.deepStrictEqual(frame.messages.map((m) => [m.seq, m.author_name]), [[2, "Summary"], [3, "Decisions"]])
+      }).pipe(Effect.orDie))
   })
 })

@@ -31,6 +31,7 @@ import { type AgentRow, ChatRepo, type ChatRow, type PendingActionRow, type Seed
 import { describeFailure, makeMeter, makeTurnRunner, type TurnContext } from "./ChatTurn.ts"
 import { ChatWrites } from "./ChatWrites.ts"
 import { mentionedAgent, primaryRoute, Router } from "./Router.ts"
+import * as SlotFilling from "./SlotFilling.ts"
 import type { Opening } from "./TurnAdmission.ts"
 
 export interface SendInput {
@@ -134,8 +135,12 @@ export class ChatEngine extends Context.Service<ChatEngine, {
         if (agents.length === 0) return yield* notFound("the space has no agents")
 
         const stored = chat === undefined ? undefined : yield* repo.pendingAction(tenantId, chat.id)
+        // Only the one the agent asked answers its question; anyone else's message is an ordinary one,
+        // and the question stays where it is (SlotFilling `answers`).
+        const own = stored !== undefined && SlotFilling.answers(stored, caller) ? stored : undefined
+        const othersPending = stored !== undefined && own === undefined ? stored : undefined
         // A turn asked of one agent leaves another agent's action in preparation alone.
-        const pending = input.agentId === undefined || stored?.agent_id === input.agentId ? stored : undefined
+        const pending = input.agentId === undefined || own?.agent_id === input.agentId ? own : undefined
         const requested = input.agentId === undefined ? undefined : agents.find((agent) => agent.id === input.agentId)
         if (input.agentId !== undefined && requested === undefined) {
           return yield* notFound(`agent ${input.agentId} not found`)
@@ -205,6 +210,7 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           chat,
           agent,
           pending,
+          othersPending,
           message: input.message,
           userMessage,
           opening,

@@ -56,6 +56,13 @@ export interface PendingActionRow {
   readonly params: Record<string, unknown>
   /** The parameter asked for last (collecting). */
   readonly asking: string | null
+  /**
+   * Who the agent asked — a signed-in user or an API key —, the only one
+   * whose message answers it (SlotFilling `answers`). Both null on rows
+   * stored before migration 0022: the turn's caller answers them.
+   */
+  readonly asked_user_id: string | null
+  readonly asked_key_id: string | null
 }
 
 /** A new chat with its first message (the user's, `seq` 1), stored together. */
@@ -255,19 +262,23 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         pendingAction: (tenantId, chatId) =>
           Effect.map(
             sql<PendingActionRow>`
-              SELECT chat_id, agent_id, action_id, stage, params, asking FROM chat_pending_actions
+              SELECT chat_id, agent_id, action_id, stage, params, asking, asked_user_id, asked_key_id
+              FROM chat_pending_actions
               WHERE tenant_id = ${tenantId} AND chat_id = ${chatId}
                 AND updated_at > now() - ${pendingActionLifetimeMinutes}::int * interval '1 minute'`,
             first
           ),
         savePendingAction: (tenantId, pending) =>
           Effect.asVoid(sql`
-            INSERT INTO chat_pending_actions (chat_id, tenant_id, agent_id, action_id, stage, params, asking)
+            INSERT INTO chat_pending_actions
+              (chat_id, tenant_id, agent_id, action_id, stage, params, asking, asked_user_id, asked_key_id)
             VALUES (${pending.chat_id}, ${tenantId}, ${pending.agent_id}, ${pending.action_id}, ${pending.stage},
-                    ${JSON.stringify(pending.params)}::jsonb, ${pending.asking})
+                    ${JSON.stringify(pending.params)}::jsonb, ${pending.asking},
+                    ${pending.asked_user_id}::uuid, ${pending.asked_key_id}::uuid)
             ON CONFLICT (chat_id) DO UPDATE SET
               agent_id = EXCLUDED.agent_id, action_id = EXCLUDED.action_id, stage = EXCLUDED.stage,
-              params = EXCLUDED.params, asking = EXCLUDED.asking, updated_at = now()`),
+              params = EXCLUDED.params, asking = EXCLUDED.asking, asked_user_id = EXCLUDED.asked_user_id,
+              asked_key_id = EXCLUDED.asked_key_id, updated_at = now()`),
         clearPendingAction: (tenantId, chatId) =>
           Effect.asVoid(sql`DELETE FROM chat_pending_actions WHERE tenant_id = ${tenantId} AND chat_id = ${chatId}`)
       })

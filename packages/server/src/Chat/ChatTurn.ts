@@ -4,6 +4,13 @@
  * conversation (ask for a missing parameter, ask for confirmation, run it and
  * let the model report the result). Events go to the caller's `emit`; the
  * token usage of every model call to the `UsageMeter`.
+ *
+ * A question about an action is answered only by the one it was put to (the
+ * user or API key whose turn asked it): in a room, another participant's
+ * message — even "@Agent yes" — is an ordinary message to the agent. It
+ * neither confirms, fills nor cancels the action, which stays in place for
+ * its asker; and an action that message would start preparing is declined
+ * until that question is settled (one action in preparation per chat).
  */
 import type { Actions, Chat, Principal } from "@agent-platform/domain"
 import { Cause, Effect, Option, Stream } from "effect"
@@ -92,7 +99,13 @@ export interface TurnContext {
   readonly caller: Principal
   readonly chat: ChatRow
   readonly agent: AgentRow
+  /** The action in preparation this message answers: the caller's own (SlotFilling `answers`). */
   readonly pending: PendingActionRow | undefined
+  /**
+   * An action in preparation that waits for someone else's answer (a room):
+   * this turn leaves it in place — it neither answers it nor replaces it.
+   */
+  readonly othersPending?: PendingActionRow | undefined
   readonly message: string
   /**
    * The `seq` of the user's message once it is stored (write-behind: the turn
@@ -243,6 +256,11 @@ export const makeTurnRunner = Effect.gen(function*() {
       const advance = (action: ChatAction, params: Record<string, unknown>, rejected: string | undefined) =>
         Effect.gen(function*() {
           const next = SlotFilling.nextStep(action, params)
+          // The chat holds one action in preparation: another person's question is not replaced.
+          if (next._tag !== "Run" && turn.othersPending !== undefined) {
+            yield* say(SlotFilling.waitingForAnother(action))
+            return undefined
+          }
           switch (next._tag) {
             case "Ask": {
               yield* repo.savePendingAction(turn.tenantId, {
@@ -251,7 +269,8 @@ export const makeTurnRunner = Effect.gen(function*() {
                 action_id: action.id,
                 stage: "collecting",
                 params,
-                asking: next.parameter.name
+                asking: next.parameter.name,
+                ...SlotFilling.askedOf(turn.caller)
               })
               yield* emit(SlotFilling.parameterForm(action, params, next.missing))
               yield* say(SlotFilling.question(action, next.parameter, rejected))
@@ -264,14 +283,15 @@ export const makeTurnRunner = Effect.gen(function*() {
                 action_id: action.id,
                 stage: "confirming",
                 params,
-                asking: null
+                asking: null,
+                ...SlotFilling.askedOf(turn.caller)
               })
               yield* emit(SlotFilling.confirmationCard(action, params))
               yield* say(SlotFilling.confirmationRequest(action, params))
               return undefined
             }
             case "Run": {
-              yield* repo.clearPendingAction(turn.tenantId, turn.chat.id)
+              if (turn.othersPending === undefined) yield* repo.clearPendingAction(turn.tenantId, turn.chat.id)
               return yield* execute(action, params)
             }
           }

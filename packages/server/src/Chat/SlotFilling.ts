@@ -9,9 +9,31 @@
  *
  * This module holds the rules and the words; ChatEngine runs them.
  */
-import type { Actions, Chat } from "@agent-platform/domain"
+import type { Actions, Chat, Principal } from "@agent-platform/domain"
 import { coerce, missingRequired, type ParameterSpec } from "../Ai/ParameterExtraction.ts"
 import type { ChatAction } from "./ChatActions.ts"
+import type { PendingActionRow } from "./ChatRepo.ts"
+
+/** Who an action's question is put to: the turn's caller, a signed-in user or an API key. */
+export const askedOf = (caller: Principal): Pick<PendingActionRow, "asked_user_id" | "asked_key_id"> => ({
+  asked_user_id: caller._tag === "User" ? caller.userId : null,
+  asked_key_id: caller._tag === "Key" ? caller.keyId : null
+})
+
+/**
+ * Whether `caller`'s message answers the action in preparation: only the one
+ * it was asked of does. In a room every participant writes to the same chat,
+ * and another participant's "yes" must not run an action as the person who
+ * asked for it. Rows stored before migration 0022 name nobody: the caller
+ * answers them, as before.
+ */
+export const answers = (
+  pending: Pick<PendingActionRow, "asked_user_id" | "asked_key_id">,
+  caller: Principal
+): boolean => {
+  if (pending.asked_user_id === null && pending.asked_key_id === null) return true
+  return caller._tag === "User" ? pending.asked_user_id === caller.userId : pending.asked_key_id === caller.keyId
+}
 
 const typeMatches = (type: string, value: unknown) => {
   switch (type) {
@@ -151,3 +173,6 @@ export const actionResultCard = (response: Actions.ActionResponse) => ({
 export const cancelled = (action: ChatAction) => `Okay, I cancelled ${action.name}; nothing was run.`
 export const stillWaiting = (action: ChatAction) => `Please reply "yes" to run ${action.name}, or "no" to cancel it.`
 export const unavailable = "The action I was preparing is no longer available to me, so I dropped it."
+/** Why the agent does not start preparing an action: it waits for another person's answer in this chat. */
+export const waitingForAnother = (action: ChatAction) =>
+  `I am waiting for someone else's answer about another action, and I prepare one action at a time in this chat: ask me about ${action.name} again once they have answered.`

@@ -7,7 +7,10 @@
  * `human_triggered_auto` (`human_confirmed` after a confirmation), with the
  * room's chat id. When the agent ends its turn asking that person something
  * (a missing parameter, a confirmation), their next message answers it
- * without a new mention.
+ * without a new mention. Only theirs: another participant's message — even
+ * one that mentions the agent and says "yes" — is an ordinary message to the
+ * agent, and the question keeps waiting for the person who asked
+ * (Chat/ChatTurn.ts).
  *
  * Turns run in the background, one at a time per room on this replica, and
  * stop with the service.
@@ -97,8 +100,9 @@ export class RoomAgents extends Context.Service<RoomAgents, {
           // The engine stores the agent's message when its stream ends.
           yield* Stream.runDrain(started.events)
           const pending = yield* chats.pendingAction(caller.tenantId, room.chat_id)
-          if (pending !== undefined && pending.agent_id === agent.id) {
-            yield* repo.setAwaiting(room.id, agent.id, caller.userId)
+          if (pending !== undefined) {
+            // The agent and the person its question was put to: another participant's turn leaves them waiting.
+            yield* repo.setAwaiting(room.id, pending.agent_id, pending.asked_user_id ?? caller.userId)
           } else {
             yield* repo.setAwaiting(room.id, null, null)
           }

@@ -12,7 +12,12 @@
  * - list: administrators see every room, others the rooms they take part in.
  *
  * Creation, participants, invitations and closing go into the tenant's
- * `audit_logs` chain in the transaction that makes them.
+ * `audit_logs` chain in the transaction that makes them (closing: the one
+ * that stores the minutes).
+ *
+ * A closed room always gets its minutes (RoomMinutes.ts: the close is
+ * uninterruptible from its commit on, and the jobs role writes the minutes
+ * of a close a stopped process left without them).
  */
 import {
   type Blueprints as BlueprintSchemas,
@@ -26,19 +31,15 @@ import { Config, Context, Effect, Layer, Option } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Blueprints } from "../Blueprints/Blueprints.ts"
-import { ChatRepo } from "../Chat/ChatRepo.ts"
 import { Inbox } from "../Inbox/Inbox.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { PushQueue } from "../Push/PushQueue.ts"
 import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
 import { UsersRepo } from "../Users/UsersRepo.ts"
-import { Minutes } from "./Minutes.ts"
-import { RoomFeeds } from "./RoomFeeds.ts"
+import { minutesLeaseSeconds, RoomMinutes } from "./RoomMinutes.ts"
 import { type ParticipantRow, type RoomRow, RoomsRepo } from "./RoomsRepo.ts"
 
 const defaultPageSize = 50
-/** Messages the minutes are written from (the most recent). */
-const minutesTranscriptLimit = 1000
 
 const toParticipant = (row: ParticipantRow): RoomSchemas.Participant =>
   row.user_id !== null
@@ -134,9 +135,7 @@ export class Rooms extends Context.Service<Rooms, {
       const audit = yield* AuditLog
       const inbox = yield* Inbox
       const push = yield* PushQueue
-      const minutes = yield* Minutes
-      const chats = yield* ChatRepo
-      const feeds = yield* RoomFeeds
+      const roomMinutes = yield* RoomMinutes
       const configuredBaseUrl = yield* appBaseUrl
 
       const audited = (user: UserPrincipal, event: string, roomId: string, data: Record<string, unknown>) =>
@@ -433,40 +432,13 @@ export class Rooms extends Context.Service<Rooms, {
       const close = Effect.fn("Rooms.close")(function*(user: UserPrincipal, id: string) {
         const room = yield* load(user, id)
         yield* requireParticipant(user, room, true)
-        // Closed first: no message can arrive after the conversation the minutes cover.
-        const closed = yield* Effect.orDie(repo.close(user.tenantId, room.id, user.userId))
-        if (closed === undefined) return yield* roomClosed(room)
-        const [transcript, participants, agents] = yield* Effect.orDie(Effect.all([
-          repo.lastMessages(room.chat_id, minutesTranscriptLimit),
-          repo.participants([room.id]),
-          repo.agents(room.id)
-        ]))
-        const written = yield* minutes.write({
-          transcript: transcript.map((m) => ({ author: m.author_name ?? "someone", role: m.role, content: m.content })),
-          participants: participants.map((p) => p.name),
-          agents
-        })
+        // Closed first: no message can arrive after the conversation the minutes cover. From the commit on,
+        // nothing stops the minutes — not even the client going away (RoomMinutes).
         const stored = yield* Effect.gen(function*() {
-          const stored = yield* repo.saveMinutes(user.tenantId, room.id, written.minutes)
-          for (const message of written.messages) {
-            yield* chats.appendMessage({
-              tenantId: user.tenantId,
-              chatId: room.chat_id,
-              role: "agent",
-              content: message.content,
-              agentId: message.agentId,
-              tokensInput: 0,
-              tokensOutput: 0
-            })
-          }
-          yield* audited(user, "room.closed", room.id, {
-            message_count: written.minutes.message_count,
-            decisions: written.minutes.decisions.length,
-            model: written.minutes.model
-          })
-          return stored ?? closed
-        }).pipe(sql.withTransaction, Effect.orDie)
-        yield* Effect.orDie(feeds.signal(room.chat_id, "status"))
+          const closed = yield* Effect.orDie(repo.close(user.tenantId, room.id, user.userId, minutesLeaseSeconds))
+          return closed === undefined ? undefined : yield* roomMinutes.record(closed, user.userId)
+        }).pipe(Effect.uninterruptible)
+        if (stored === undefined) return yield* roomClosed(room)
         return yield* withParticipants(stored)
       })
 

@@ -21,6 +21,7 @@ import { Minutes } from "./Minutes.ts"
 import { RoomAgents } from "./RoomAgents.ts"
 import { RoomChat } from "./RoomChat.ts"
 import { RoomFeeds } from "./RoomFeeds.ts"
+import { RoomMinutes } from "./RoomMinutes.ts"
 import { Rooms } from "./Rooms.ts"
 import { RoomSocket } from "./RoomSocket.ts"
 import { RoomsRepo } from "./RoomsRepo.ts"
@@ -47,6 +48,7 @@ const Participation = Layer.mergeAll(
   PushQueue.layer,
   PushSubscriptions.layer,
   RoomAgents.layer,
+  RoomMinutes.layer,
   PushDelivery.layer.pipe(Layer.provide(OutboundHttp.layer))
 ).pipe(Layer.provideMerge(Foundations))
 

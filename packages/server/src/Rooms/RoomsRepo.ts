@@ -107,11 +107,32 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
   readonly insert: (room: NewRoom) => Effect.Effect<RoomRow | undefined, SqlError>
   /** Reopens a closed persistent room; undefined when it was not closed. */
   readonly reopen: (tenantId: string, id: string) => Effect.Effect<RoomRow | undefined, SqlError>
-  /** Closes an open room; undefined when it was not open. */
-  readonly close: (tenantId: string, id: string, userId: string) => Effect.Effect<RoomRow | undefined, SqlError>
+  /**
+   * Closes an open room, its minutes due in `minutesDueSeconds`; undefined
+   * when it was not open.
+   */
+  readonly close: (
+    tenantId: string,
+    id: string,
+    userId: string,
+    minutesDueSeconds: number
+  ) => Effect.Effect<RoomRow | undefined, SqlError>
   /** Records which agent waits for which person's answer, or nobody (nulls). */
   readonly setAwaiting: (roomId: string, agentId: string | null, userId: string | null) => Effect.Effect<void, SqlError>
+  /**
+   * Stores the minutes of a closed room that has none, and marks them no
+   * longer due; undefined when it has them already, or is open again.
+   */
   readonly saveMinutes: (tenantId: string, id: string, minutes: unknown) => Effect.Effect<RoomRow | undefined, SqlError>
+  /**
+   * Takes up to `limit` closed rooms whose minutes are past due, of every
+   * tenant (the jobs role's recovery), and makes them due again in
+   * `leaseSeconds`: rooms another process is taking are skipped.
+   */
+  readonly claimDueMinutes: (
+    limit: number,
+    leaseSeconds: number
+  ) => Effect.Effect<ReadonlyArray<RoomRow & { readonly closed_by: string | null }>, SqlError>
   readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<RoomRow>, SqlError>
   readonly participants: (roomIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ParticipantRow>, SqlError>
   readonly isParticipant: (roomId: string, userId: string) => Effect.Effect<boolean, SqlError>
@@ -246,15 +267,16 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
         reopen: (tenantId, id) =>
           Effect.map(
             sql<RoomRow>`
-              UPDATE rooms SET status = 'open', closed_at = NULL, closed_by = NULL, minutes = NULL
+              UPDATE rooms SET status = 'open', closed_at = NULL, closed_by = NULL, minutes = NULL, minutes_due_at = NULL
               WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'closed'
               RETURNING ${roomColumns}`,
             first
           ),
-        close: (tenantId, id, userId) =>
+        close: (tenantId, id, userId, minutesDueSeconds) =>
           Effect.map(
             sql<RoomRow>`
-              UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${userId}
+              UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${userId},
+                minutes_due_at = now() + ${minutesDueSeconds}::int * interval '1 second'
               WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'open'
               RETURNING ${roomColumns}`,
             first
@@ -266,11 +288,21 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
         saveMinutes: (tenantId, id, minutes) =>
           Effect.map(
             sql<RoomRow>`
-              UPDATE rooms SET minutes = ${JSON.stringify(minutes)}::jsonb
-              WHERE tenant_id = ${tenantId} AND id = ${id}
+              UPDATE rooms SET minutes = ${JSON.stringify(minutes)}::jsonb, minutes_due_at = NULL
+              WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'closed' AND minutes IS NULL
               RETURNING ${roomColumns}`,
             first
           ),
+        claimDueMinutes: (limit, leaseSeconds) =>
+          sql<RoomRow & { readonly closed_by: string | null }>`
+            UPDATE rooms SET minutes_due_at = now() + ${leaseSeconds}::int * interval '1 second'
+            WHERE id IN (
+              SELECT id FROM rooms
+              WHERE minutes_due_at <= now() AND status = 'closed' AND minutes IS NULL
+              ORDER BY minutes_due_at LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            )
+            RETURNING ${roomColumns}, closed_by`,
         list: (filter) => {
           const conditions = [
             sql`r.tenant_id = ${filter.tenantId}`,
