@@ -477,6 +477,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
         })
           .pipe(Effect.flip)
         assert.strictEqual(createElsewhere._tag, "AccessDenied")
+        assert.match(messageOf(createElsewhere), /^You are Space Admin of another space, not of /)
         const listElsewhere = yield* spaceAdmin.api.agentsAdmin.list({ query: { space_id: notMine.id } }).pipe(
           Effect.flip
         )

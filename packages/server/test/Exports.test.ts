@@ -175,6 +175,11 @@ layer(testServer(), serverSuite)("exports", (it) => {
         json("PUT", { minutes_saved_per_message: -1 }, { cookie })
       )
       assert.strictEqual(negative.status, 400)
+      // A string where a number belongs is named as such (not as the JSON spellings of NaN and Infinity).
+      const text = yield* http("/api/export/roi-settings", json("PUT", { token_cost_per_1k: "abc" }, { cookie }))
+      assert.strictEqual(text.status, 400)
+      assert.match(text.body.error, /token_cost_per_1k/)
+      assert.notMatch(text.body.error, /Infinity|NaN/)
 
       const response = yield* get(w, "/api/export/roi-report?days=7")
       assert.strictEqual(response.status, 200)

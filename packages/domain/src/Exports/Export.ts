@@ -25,7 +25,8 @@ export const DateRange = {
   to: Schema.optionalKey(IsoDate).annotate({ description: "Last UTC day (included), YYYY-MM-DD; default today" })
 }
 
-const Minutes = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1440))
+// Finite: a JSON number (a plain `Number` would also take the strings "NaN" and "Infinity", and say so to a typo).
+const Minutes = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1440))
 
 /** What the ROI report assumes a message and an action save, and what tokens cost. */
 export const RoiSettings = Schema.Struct({
@@ -36,7 +37,7 @@ export const RoiSettings = Schema.Struct({
     description: "Minutes a person saves per action run for them (shadow runs excluded); default 5"
   }),
   token_cost_per_1k: Schema.NullOr(
-    Schema.Number.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1000))
+    Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1000))
   ).annotate({
     description:
       "Cost of 1,000 tokens (input and output) in the tenant's currency; null leaves the cost out of the report"

@@ -25,7 +25,7 @@ import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
-import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
+import { notSpaceAdminOf, SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
 import { AgentLists, toAgent } from "./AgentLists.ts"
 import { type AgentChanges, type AgentRow, AgentsRepo } from "./AgentsRepo.ts"
 
@@ -46,9 +46,9 @@ const toAdminAgent = (row: AgentRow): AdminAgent => ({
 
 const agentNotFound = (id: string) => new Errors.NotFound({ error: `agent ${id} not found` })
 
-const spaceDenied = (spaceId: string) =>
+const spaceDenied = (spaceId: string, theirSpaces: ReadonlyArray<string>) =>
   new Errors.AccessDenied({
-    error: `You are Space Admin of other spaces, not of ${spaceId}: only an administrator can manage its agents.`
+    error: notSpaceAdminOf(spaceId, theirSpaces, "only an administrator can manage its agents")
   })
 
 /** The spaces an administrator may manage: all of the tenant's, or a Space Admin's own. */
@@ -145,7 +145,9 @@ export class Agents extends Context.Service<Agents, {
 
       const adminList = Effect.fn("Agents.adminList")(function*(actor: UserPrincipal, spaceId?: string | undefined) {
         const reach = yield* Effect.orDie(reachOf(actor))
-        if (spaceId !== undefined && !mayManage(reach, spaceId)) return yield* spaceDenied(spaceId)
+        if (spaceId !== undefined && !mayManage(reach, spaceId)) {
+          return yield* spaceDenied(spaceId, reach._tag === "Spaces" ? reach.spaceIds : [])
+        }
         const rows = yield* repo.list({
           tenantId: actor.tenantId,
           spaceIds: spaceId !== undefined
@@ -159,7 +161,10 @@ export class Agents extends Context.Service<Agents, {
 
       const create = Effect.fn("Agents.create")(
         function*(actor: UserPrincipal, input: typeof AgentAdmin.CreateAgent.Type) {
-          if (!mayManage(yield* Effect.orDie(reachOf(actor)), input.space_id)) return yield* spaceDenied(input.space_id)
+          const reach = yield* Effect.orDie(reachOf(actor))
+          if (!mayManage(reach, input.space_id)) {
+            return yield* spaceDenied(input.space_id, reach._tag === "Spaces" ? reach.spaceIds : [])
+          }
           const spaceNotFound = new Errors.NotFound({ error: `space ${input.space_id} not found` })
           if (!isUuid(input.space_id)) return yield* spaceNotFound
           const created = yield* Effect.gen(function*() {

@@ -10,7 +10,7 @@ export type GatedFeature = "feature_compliance_pack" | "feature_decision_records
 
 const names: Record<GatedFeature, string> = {
   feature_compliance_pack: "The compliance pack",
-  feature_decision_records: "Decision records (corrections)"
+  feature_decision_records: "The decision records feature (corrections)"
 }
 
 export class FeatureGate extends Context.Service<FeatureGate, {

@@ -24,6 +24,7 @@ import {
 import { Context, Effect, Layer, Redacted } from "effect"
 import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as NetAddress from "effect/net/NetAddress"
 import { roleDescription, roleSatisfies } from "../Access/Roles.ts"
 import { readSessionToken, setSessionCookie } from "../Auth/SessionCookie.ts"
 import { Sessions } from "../Auth/Sessions.ts"
@@ -184,7 +185,9 @@ export const SessionAuthLive = Layer.effect(
           const ip = yield* requestIp
           if (!(yield* allowlist.isAllowed(principal.tenantId, ip).pipe(Effect.orDie))) {
             return yield* new Errors.IpNotAllowed({
-              error: "Your IP address is outside your organization's IP allowlist."
+              error: `Your IP address (${
+                ip === undefined ? "unknown" : NetAddress.formatIp(ip)
+              }) is outside your organization's IP allowlist: connect from an allowed network, or ask an administrator to add this address.`
             })
           }
           const requirement = Context.get(endpoint.annotations, RequiredRole)

@@ -34,7 +34,7 @@ import { Blueprints } from "../Blueprints/Blueprints.ts"
 import { Inbox } from "../Inbox/Inbox.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { PushQueue } from "../Push/PushQueue.ts"
-import { SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
+import { notSpaceAdminOf, SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
 import { UsersRepo } from "../Users/UsersRepo.ts"
 import { minutesLeaseSeconds, RoomMinutes } from "./RoomMinutes.ts"
 import { type ParticipantRow, type RoomRow, RoomsRepo } from "./RoomsRepo.ts"
@@ -169,8 +169,7 @@ export class Rooms extends Context.Service<Rooms, {
         const spaces = yield* Effect.orDie(spaceAdmins.spacesOf(user.tenantId, user.userId))
         if (!spaces.includes(spaceId)) {
           return yield* new RoomsErrors.SpaceNotAccessible({
-            error:
-              `You are Space Admin of other spaces, not of ${spaceId}: only its rooms' blueprints are yours to use.`
+            error: notSpaceAdminOf(spaceId, spaces, "its blueprints are not yours to open rooms with")
           })
         }
       })

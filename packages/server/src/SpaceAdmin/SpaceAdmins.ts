@@ -20,6 +20,17 @@ export interface AssignmentRow {
   readonly created_at: Date
 }
 
+/**
+ * Why a Space Admin may not use a space, and what follows (`consequence`):
+ * the refusal's words, true whether they administer other spaces or none yet.
+ */
+export const notSpaceAdminOf = (spaceId: string, theirSpaces: ReadonlyArray<string>, consequence: string) =>
+  theirSpaces.length === 0
+    ? `You are not Space Admin of any space yet (an administrator assigns spaces with POST /api/space-admin/assignments): ${consequence}.`
+    : `You are Space Admin of ${
+      theirSpaces.length === 1 ? "another space" : "other spaces"
+    }, not of ${spaceId}: ${consequence}.`
+
 const toAssignment = (row: AssignmentRow) => ({ ...row, created_at: row.created_at.toISOString() })
 
 export class SpaceAdmins extends Context.Service<SpaceAdmins, {
