@@ -23,6 +23,7 @@ import knowledgeWritePath from "./0017_knowledge_write_path.ts"
 import knowledgeFileParts from "./0018_knowledge_file_parts.ts"
 import knowledgeChunkStorage from "./0020_knowledge_chunk_storage.ts"
 import knowledgeVocabulary from "./0021_knowledge_vocabulary.ts"
+import pushClaimToken from "./0023_push_claim_token.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -42,5 +43,6 @@ export const migrations = Migrator.fromRecord({
   "0017_knowledge_write_path": knowledgeWritePath,
   "0018_knowledge_file_parts": knowledgeFileParts,
   "0020_knowledge_chunk_storage": knowledgeChunkStorage,
-  "0021_knowledge_vocabulary": knowledgeVocabulary
+  "0021_knowledge_vocabulary": knowledgeVocabulary,
+  "0023_push_claim_token": pushClaimToken
 })
