@@ -24,7 +24,7 @@ import { type ClaimedPush, PushDeliveriesRepo } from "../src/Push/PushDeliveries
 import { PushDelivery } from "../src/Push/PushDelivery.ts"
 import { vapidProblem } from "../src/Push/VapidKeys.ts"
 import { eventually, newRoom, person, roomSpace, setPushFlag, setRoomsFlag } from "./RoomsFixtures.ts"
-import { adminClient, layer as testServer, serverSuite } from "./TestServer.ts"
+import { adminClient, layer as testServer, messageOf, secondTenant, serverSuite } from "./TestServer.ts"
 
 const vapid = webpush.generateVAPIDKeys()
 const subject = "mailto:ops@example.com"
@@ -123,14 +123,21 @@ const decrypt = (body: Buffer, browser: ReturnType<typeof browserKeys>): string 
   return padded.subarray(0, end).toString("utf8")
 }
 
-const subscribe = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
+/** POST /api/push/subscriptions with the subscription JSON of `browser`. */
+const register = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
   client.api.push.subscribe({
     payload: {
       endpoint,
       expirationTime: null,
       keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
     }
-  }).pipe(Effect.orDie)
+  })
+
+const subscribe = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
+  register(client, endpoint, browser).pipe(Effect.orDie)
+
+const subscriptionIds = (client: Sdk.Connected) =>
+  Effect.map(client.api.push.listSubscriptions(), (list) => list.subscriptions.map((s) => s.id)).pipe(Effect.orDie)
 
 const deliveries = (notificationRoom: string) =>
   Effect.gen(function*() {
@@ -337,8 +344,58 @@ const claimOf = (id: string) =>
     return mine!
   }).pipe(Effect.orDie)
 
-// ROLE api: no background worker races the claims these tests make themselves.
-layer(testServer({ ...env, ROLE: "api" }), serverSuite)("Web Push delivery leases", (it) => {
+// ROLE api: no background worker sends what these tests queue, or races the claims they make themselves.
+layer(testServer({ ...env, ROLE: "api" }), serverSuite)("Web Push without a delivery worker", (it) => {
+  it.effect("an endpoint stays with its account: another user or tenant gets 409 PushEndpointTaken, unless it presents the subscription's own keys", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const owner = yield* person("Owner")
+      const browser = browserKeys()
+      const endpoint = `https://push.example.net/send/${crypto.randomUUID()}`
+      const original = yield* subscribe(owner.client, endpoint, browser)
+      const stored = sql<{ user_id: string; p256dh: string; auth: string }>`
+        SELECT user_id, p256dh, auth FROM push_subscriptions WHERE endpoint = ${endpoint}`.pipe(Effect.orDie)
+      const before = yield* stored
+
+      // Someone who learned the URL: another user of the tenant, or of another tenant, with keys of their own.
+      const colleague = yield* person("Colleague")
+      const other = yield* secondTenant()
+      for (const intruder of [colleague.client, other.client]) {
+        const refused = yield* register(intruder, endpoint, browserKeys()).pipe(Effect.flip)
+        assert.strictEqual(refused._tag, "PushEndpointTaken")
+        assert.match(messageOf(refused), /another account/)
+        assert.deepStrictEqual(yield* subscriptionIds(intruder), [])
+      }
+      assert.deepStrictEqual(yield* stored, before)
+      assert.deepStrictEqual(yield* subscriptionIds(owner.client), [original.id])
+
+      // The same browser profile, signed in to another account, hands over the same subscription: it moves,
+      // as a new subscription, and the push still queued for the previous account is dropped.
+      const [queued] = yield* queuePush(owner)
+      const moved = yield* subscribe(colleague.client, endpoint, browser)
+      assert.notStrictEqual(moved.id, original.id)
+      assert.deepStrictEqual(yield* subscriptionIds(owner.client), [])
+      assert.deepStrictEqual(yield* subscriptionIds(colleague.client), [moved.id])
+      const [dropped] = yield* sql<{ subscription_id: string | null }>`
+        SELECT subscription_id FROM push_deliveries WHERE id = ${queued}`
+      assert.isNull(dropped.subscription_id)
+      // Padded base64url is the same key; across tenants too.
+      const padded = yield* other.client.api.push.subscribe({
+        payload: {
+          endpoint,
+          keys: {
+            p256dh: `${browser.publicKey.toString("base64url")}=`,
+            auth: `${browser.auth.toString("base64url")}==`
+          }
+        }
+      })
+      assert.deepStrictEqual(yield* subscriptionIds(colleague.client), [])
+      assert.deepStrictEqual(yield* subscriptionIds(other.client), [padded.id])
+      // The owner, who no longer holds it, is refused in turn when presenting keys of another subscription.
+      const back = yield* register(owner.client, endpoint, browserKeys()).pipe(Effect.flip)
+      assert.strictEqual(back._tag, "PushEndpointTaken")
+    }).pipe(Effect.orDie))
+
   it.effect("an outcome or a release written with a stale claim token changes nothing; the current claim's is recorded", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -394,7 +451,7 @@ layer(testServer({ ...env, ROLE: "api" }), serverSuite)("Web Push delivery lease
         claim_token: null,
         last_status_code: null
       })
-      assert.deepStrictEqual(yield* delivery.deliverDue, ["delivered"])
+      yield* delivery.deliverDue
       assert.deepInclude(yield* deliveryRow(id), { status: "delivered", attempts: 2, last_status_code: 201 })
       assert.strictEqual(service.received.length, 2)
       const topics = service.received.map((request) => request.headers.topic)
