@@ -10,6 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { spaceWithAgent } from "./Catalog.ts"
 import { refundPolicy } from "./Documents.ts"
+import { eventually, newRoom, person, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
 import {
   createKey,
   http,
@@ -229,6 +230,59 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("decision records", 
       }).pipe(Effect.flip)
       assert.strictEqual(refused._tag, "RoleMissing")
     }))
+
+  it.effect("a room's chat is its participants': anyone else (administrators too) gets 404 correcting or resolving, and does not see its records", () =>
+    Effect.gen(function*() {
+      yield* setRoomsFlag(true)
+      const { admin, seeded, support } = yield* roomSpace()
+      yield* admin.api.admin.updateFlags({ payload: { feature_decision_records: true } })
+      const ana = yield* person("Ana")
+      const outsider = yield* person("Outsider")
+      const auditor = yield* person("Auditor", "r_admin")
+      const room = yield* newRoom(ana.client, seeded.blueprint_ids.ephemeral)
+      yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { agent_id: support.id } })
+      yield* ana.client.api.roomChats.append({ params: { id: room.chat_id }, payload: { content: "@Support hello" } })
+      const [answer] = yield* eventually(
+        Effect.map(
+          ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { limit: 500 } }),
+          (frame) => frame.messages.filter((m) => m.role === "agent")
+        ),
+        (messages) => messages.length >= 1
+      )
+      const correction = { message_id: answer.id, corrected_output: "Hello, how can I help?" }
+      const filed = yield* ana.client.api.corrections.create({ params: { id: room.chat_id }, payload: correction })
+      const listedTo = (client: Sdk.Connected) =>
+        Effect.map(
+          client.api.corrections.listForAgent({ params: { id: support.id }, query: {} }),
+          ({ corrections }) => corrections.map((c) => c.id)
+        )
+      assert.deepStrictEqual(yield* listedTo(ana.client), [filed.id])
+
+      // Not participants: the chat, its records and their copies of the room's messages are not theirs to see.
+      for (const stranger of [outsider.client, auditor.client, admin]) {
+        const refused = yield* stranger.api.corrections.create({ params: { id: room.chat_id }, payload: correction })
+          .pipe(Effect.flip)
+        assert.strictEqual(refused._tag, "NotFound")
+        assert.deepStrictEqual(yield* listedTo(stranger), [])
+      }
+      for (const reviewer of [auditor.client, admin]) {
+        const hidden = yield* reviewer.api.corrections.resolve({
+          params: { id: filed.id },
+          payload: { status: "rejected" }
+        }).pipe(Effect.flip)
+        assert.strictEqual(hidden._tag, "NotFound")
+      }
+
+      // An administrator who takes part in the room reviews it.
+      const me = yield* admin.api.auth.me()
+      yield* admin.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: me.user_id } })
+      assert.deepStrictEqual(yield* listedTo(admin), [filed.id])
+      const rejected = yield* admin.api.corrections.resolve({
+        params: { id: filed.id },
+        payload: { status: "rejected" }
+      })
+      assert.deepInclude(rejected, { status: "rejected", original_output: answer.content })
+    }).pipe(Effect.orDie))
 
   it.effect("403 on all three endpoints when feature_decision_records is off", () =>
     Effect.gen(function*() {

@@ -9,7 +9,7 @@
  */
 import type * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -20,9 +20,11 @@ import { join } from "node:path"
 import webpush from "web-push"
 import { DatabaseMode } from "../src/Platform/Database.ts"
 import { Encryption } from "../src/Platform/Encryption.ts"
+import { type ClaimedPush, PushDeliveriesRepo } from "../src/Push/PushDeliveriesRepo.ts"
+import { PushDelivery } from "../src/Push/PushDelivery.ts"
 import { vapidProblem } from "../src/Push/VapidKeys.ts"
 import { eventually, newRoom, person, roomSpace, setPushFlag, setRoomsFlag } from "./RoomsFixtures.ts"
-import { adminClient, layer as testServer, serverSuite } from "./TestServer.ts"
+import { adminClient, layer as testServer, messageOf, secondTenant, serverSuite } from "./TestServer.ts"
 
 const vapid = webpush.generateVAPIDKeys()
 const subject = "mailto:ops@example.com"
@@ -40,7 +42,7 @@ const browserKeys = () => {
   return { ecdh, auth, publicKey: ecdh.getPublicKey() }
 }
 
-/** A push service on 127.0.0.1: each POST to /push/<name> is recorded and answered with `answer`. */
+/** A push service on 127.0.0.1: each POST to /push/<name> is recorded and answered with `answer` (0: left unanswered). */
 const pushService = (answer: (count: number) => number) =>
   Effect.acquireRelease(
     Effect.callback<{ readonly origin: string; readonly received: Array<PushRequest>; readonly close: () => void }>(
@@ -51,12 +53,17 @@ const pushService = (answer: (count: number) => number) =>
           req.on("data", (chunk: Buffer) => chunks.push(chunk))
           req.on("end", () => {
             received.push({ headers: req.headers, body: Buffer.concat(chunks) })
-            res.writeHead(answer(received.length)).end()
+            const status = answer(received.length)
+            if (status !== 0) res.writeHead(status).end()
           })
         })
         server.listen(0, "127.0.0.1", () => {
           const { port } = server.address() as AddressInfo
-          resume(Effect.succeed({ origin: `http://127.0.0.1:${port}`, received, close: () => server.close() }))
+          const close = () => {
+            server.closeAllConnections()
+            server.close()
+          }
+          resume(Effect.succeed({ origin: `http://127.0.0.1:${port}`, received, close }))
         })
       }
     ),
@@ -116,14 +123,21 @@ const decrypt = (body: Buffer, browser: ReturnType<typeof browserKeys>): string 
   return padded.subarray(0, end).toString("utf8")
 }
 
-const subscribe = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
+/** POST /api/push/subscriptions with the subscription JSON of `browser`. */
+const register = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
   client.api.push.subscribe({
     payload: {
       endpoint,
       expirationTime: null,
       keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
     }
-  }).pipe(Effect.orDie)
+  })
+
+const subscribe = (client: Sdk.Connected, endpoint: string, browser: ReturnType<typeof browserKeys>) =>
+  register(client, endpoint, browser).pipe(Effect.orDie)
+
+const subscriptionIds = (client: Sdk.Connected) =>
+  Effect.map(client.api.push.listSubscriptions(), (list) => list.subscriptions.map((s) => s.id)).pipe(Effect.orDie)
 
 const deliveries = (notificationRoom: string) =>
   Effect.gen(function*() {
@@ -291,6 +305,158 @@ layer(testServer(env), serverSuite)("Web Push", (it) => {
         }
       }))
   })
+})
+
+/** A delivery as stored. */
+const deliveryRow = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<
+      { status: string; attempts: number; claim_token: string | null; last_status_code: number | null }
+    >`SELECT status, attempts, claim_token, last_status_code FROM push_deliveries WHERE id = ${id}`
+    return row
+  }).pipe(Effect.orDie)
+
+/** Queues one push for `member`'s browsers, as an invitation does; the ids queued. */
+const queuePush = (member: { readonly id: string }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [{ tenant_id }] = yield* sql<{ tenant_id: string }>`SELECT tenant_id FROM users WHERE id = ${member.id}`
+    yield* (yield* PushDeliveriesRepo).enqueueForUser({
+      tenantId: tenant_id,
+      userId: member.id,
+      notificationId: null,
+      payload: { type: "test" }
+    })
+    const rows = yield* sql<{ id: string }>`
+      SELECT d.id FROM push_deliveries d JOIN push_subscriptions s ON s.id = d.subscription_id
+      WHERE s.user_id = ${member.id}`
+    return rows.map((row) => row.id)
+  }).pipe(Effect.orDie)
+
+/** Claims due deliveries until `id` is among them (the claim may take others first); that claim. */
+const claimOf = (id: string) =>
+  Effect.gen(function*() {
+    const repo = yield* PushDeliveriesRepo
+    const claimed = yield* repo.claim(100, 60)
+    const mine = claimed.find((claim) => claim.id === id)
+    assert.isDefined(mine, `delivery ${id} was due`)
+    return mine!
+  }).pipe(Effect.orDie)
+
+// ROLE api: no background worker sends what these tests queue, or races the claims they make themselves.
+layer(testServer({ ...env, ROLE: "api" }), serverSuite)("Web Push without a delivery worker", (it) => {
+  it.effect("an endpoint stays with its account: another user or tenant gets 409 PushEndpointTaken, unless it presents the subscription's own keys", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const owner = yield* person("Owner")
+      const browser = browserKeys()
+      const endpoint = `https://push.example.net/send/${crypto.randomUUID()}`
+      const original = yield* subscribe(owner.client, endpoint, browser)
+      const stored = sql<{ user_id: string; p256dh: string; auth: string }>`
+        SELECT user_id, p256dh, auth FROM push_subscriptions WHERE endpoint = ${endpoint}`.pipe(Effect.orDie)
+      const before = yield* stored
+
+      // Someone who learned the URL: another user of the tenant, or of another tenant, with keys of their own.
+      const colleague = yield* person("Colleague")
+      const other = yield* secondTenant()
+      for (const intruder of [colleague.client, other.client]) {
+        const refused = yield* register(intruder, endpoint, browserKeys()).pipe(Effect.flip)
+        assert.strictEqual(refused._tag, "PushEndpointTaken")
+        assert.match(messageOf(refused), /another account/)
+        assert.deepStrictEqual(yield* subscriptionIds(intruder), [])
+      }
+      assert.deepStrictEqual(yield* stored, before)
+      assert.deepStrictEqual(yield* subscriptionIds(owner.client), [original.id])
+
+      // The same browser profile, signed in to another account, hands over the same subscription: it moves,
+      // as a new subscription, and the push still queued for the previous account is dropped.
+      const [queued] = yield* queuePush(owner)
+      const moved = yield* subscribe(colleague.client, endpoint, browser)
+      assert.notStrictEqual(moved.id, original.id)
+      assert.deepStrictEqual(yield* subscriptionIds(owner.client), [])
+      assert.deepStrictEqual(yield* subscriptionIds(colleague.client), [moved.id])
+      const [dropped] = yield* sql<{ subscription_id: string | null }>`
+        SELECT subscription_id FROM push_deliveries WHERE id = ${queued}`
+      assert.isNull(dropped.subscription_id)
+      // Padded base64url is the same key; across tenants too.
+      const padded = yield* other.client.api.push.subscribe({
+        payload: {
+          endpoint,
+          keys: {
+            p256dh: `${browser.publicKey.toString("base64url")}=`,
+            auth: `${browser.auth.toString("base64url")}==`
+          }
+        }
+      })
+      assert.deepStrictEqual(yield* subscriptionIds(colleague.client), [])
+      assert.deepStrictEqual(yield* subscriptionIds(other.client), [padded.id])
+      // The owner, who no longer holds it, is refused in turn when presenting keys of another subscription.
+      const back = yield* register(owner.client, endpoint, browserKeys()).pipe(Effect.flip)
+      assert.strictEqual(back._tag, "PushEndpointTaken")
+    }).pipe(Effect.orDie))
+
+  it.effect("an outcome or a release written with a stale claim token changes nothing; the current claim's is recorded", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* PushDeliveriesRepo
+      const member = yield* person("Leased")
+      yield* subscribe(member.client, `https://push.example.net/send/${crypto.randomUUID()}`, browserKeys())
+      const [id] = yield* queuePush(member)
+      const stale = yield* claimOf(id)
+      // The first worker was too slow: its lease ran out and another worker took the delivery over.
+      yield* sql`UPDATE push_deliveries SET locked_until = now() - interval '1 second' WHERE id = ${id}`
+      const current = yield* claimOf(id)
+      assert.notStrictEqual(current.claim_token, stale.claim_token)
+      const held = { status: "sending", attempts: 2, claim_token: current.claim_token, last_status_code: null }
+      assert.deepStrictEqual(yield* deliveryRow(id), held)
+
+      const late: ReadonlyArray<(claim: ClaimedPush) => Effect.Effect<void, unknown>> = [
+        (claim) => repo.delivered(claim, 201),
+        (claim) => repo.retryLater(claim, 1000, 503, "the push service answered 503"),
+        (claim) => repo.finish(claim, "failed", 400, "the push service refused it with 400"),
+        (claim) => repo.finish(claim, "gone", 410, "gone"),
+        (claim) => repo.release(claim, { attempted: false })
+      ]
+      for (const write of late) {
+        yield* write(stale)
+        assert.deepStrictEqual(yield* deliveryRow(id), held)
+      }
+      yield* repo.delivered(current, 201)
+      assert.deepStrictEqual(yield* deliveryRow(id), {
+        status: "delivered",
+        attempts: 2,
+        claim_token: null,
+        last_status_code: 201
+      })
+      // Recorded once: the current claim, now spent, changes nothing either.
+      yield* repo.finish(current, "failed", 400, "late")
+      assert.strictEqual((yield* deliveryRow(id)).status, "delivered")
+    }).pipe(Effect.orDie))
+
+  it.effect("a worker stopped during the POST gives the lease back with the attempt counted; the push is sent again under the same Topic", () =>
+    Effect.gen(function*() {
+      const delivery = yield* PushDelivery
+      // The first POST never gets an answer; the next ones are accepted.
+      const service = yield* pushService((count) => (count === 1 ? 0 : 201))
+      const member = yield* person("Stopped")
+      yield* subscribe(member.client, `${service.origin}/push/stopped`, browserKeys())
+      const [id] = yield* queuePush(member)
+      const cycle = yield* Effect.forkChild(delivery.deliverDue)
+      yield* eventually(Effect.sync(() => service.received.length), (n) => n === 1)
+      yield* Fiber.interrupt(cycle)
+      assert.deepStrictEqual(yield* deliveryRow(id), {
+        status: "pending",
+        attempts: 1,
+        claim_token: null,
+        last_status_code: null
+      })
+      yield* delivery.deliverDue
+      assert.deepInclude(yield* deliveryRow(id), { status: "delivered", attempts: 2, last_status_code: 201 })
+      assert.strictEqual(service.received.length, 2)
+      const topics = service.received.map((request) => request.headers.topic)
+      assert.deepStrictEqual(topics, [id.replace(/-/g, ""), id.replace(/-/g, "")])
+    }))
 })
 
 const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-vapid-"))

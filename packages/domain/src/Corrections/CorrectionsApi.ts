@@ -17,6 +17,8 @@ import {
 
 const id = { id: Schema.String }
 const flag = "403 when the tenant's `feature_decision_records` is off."
+const rooms =
+  "A room's chat is read by its participants alone (administrators too must take part), a classic chat by anyone of the tenant."
 
 /** Decision records (`feature_decision_records`). */
 export class CorrectionsApi extends HttpApiGroup.make("corrections")
@@ -28,7 +30,7 @@ export class CorrectionsApi extends HttpApiGroup.make("corrections")
       error: [InvalidRequest, FeatureDisabled, NotFound]
     }).annotateMerge(doc(
       "Correct an agent message",
-      `Files an open decision record; \`original_output\` is copied from the stored agent message. 404 for an unknown chat or a message not in it; 400 for a message that is not the agent's. ${flag}`
+      `Files an open decision record; \`original_output\` is copied from the stored agent message. 404 for an unknown chat, a chat the caller cannot read or a message not in it; 400 for a message that is not the agent's. ${rooms} ${flag}`
     )),
     HttpApiEndpoint.get("listForAgent", "/api/agents/:id/corrections", {
       params: id,
@@ -36,7 +38,10 @@ export class CorrectionsApi extends HttpApiGroup.make("corrections")
       success: DecisionRecordList,
       error: [InvalidRequest, FeatureDisabled, NotFound]
     }).annotateMerge(
-      doc("An agent's decision records", `Newest first, optionally of one status. 404 for an unknown agent. ${flag}`)
+      doc(
+        "An agent's decision records",
+        `Newest first, optionally of one status, of the chats the caller can read: ${rooms} 404 for an unknown agent. ${flag}`
+      )
     ),
     HttpApiEndpoint.patch("resolve", "/api/corrections/:id", {
       params: id,
@@ -47,7 +52,7 @@ export class CorrectionsApi extends HttpApiGroup.make("corrections")
       .annotate(RequiredRole, "admin")
       .annotateMerge(doc(
         "Accept or reject a correction",
-        `Admin. \`open\` → \`accepted\` or \`rejected\`, once; any other transition is 409. Accepting adds the correction to the agent's knowledge (a knowledge file, ingested like any other): once it is ready, the same question gets the corrected answer. Recorded in admin_audit_log. ${flag}`
+        `Admin. \`open\` → \`accepted\` or \`rejected\`, once; any other transition is 409. Accepting adds the correction to the agent's knowledge (a knowledge file, ingested like any other): once it is ready, the same question gets the corrected answer. Recorded in admin_audit_log. 404 for a correction on a chat the caller cannot read. ${rooms} ${flag}`
       ))
   )
   .middleware(SessionAuth)

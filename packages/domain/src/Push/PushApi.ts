@@ -13,6 +13,7 @@ import {
   PushSubscriptionList,
   VapidPublicKey
 } from "./Push.ts"
+import { PushEndpointTaken } from "./PushErrors.ts"
 
 /** Web Push for the signed-in user's browsers (`/api/push`). */
 export class PushApi extends HttpApiGroup.make("push")
@@ -29,10 +30,10 @@ export class PushApi extends HttpApiGroup.make("push")
     HttpApiEndpoint.post("subscribe", "/subscriptions", {
       payload: openBody(CreatePushSubscription),
       success: PushSubscription.pipe(HttpApiSchema.status(201)),
-      error: [InvalidRequest, ServiceUnavailable]
+      error: [InvalidRequest, PushEndpointTaken, ServiceUnavailable]
     }).annotateMerge(doc(
       "Register a push subscription",
-      "Send the browser's `PushSubscription` JSON. The endpoint must be https (http only where `ACTIONS_ALLOW_PRIVATE_NETWORKS` allows internal targets: development and tests). Registering an endpoint again updates its keys and keeps its id; an endpoint registered by another user (a shared browser) moves to the caller. 400 for malformed keys."
+      "Send the browser's `PushSubscription` JSON. The endpoint must be https (http only where `ACTIONS_ALLOW_PRIVATE_NETWORKS` allows internal targets: development and tests). Registering your endpoint again updates its keys and keeps its id. An endpoint belongs to one account: one registered by another user (of this tenant or another) moves to the caller only when the request carries that subscription's own keys (`p256dh` and `auth`, known only to the browser and this service: the same browser profile, now signed in to another account); it then gets a new id, and pushes still queued for the previous account are dropped. Otherwise 409 `PushEndpointTaken`, and the subscription stays where it was: a browser switching accounts can `unsubscribe()` its `PushSubscription` and subscribe again for a new endpoint. 400 for malformed keys."
     )),
     HttpApiEndpoint.delete("unsubscribe", "/subscriptions/:id", {
       params: { id: Schema.String },

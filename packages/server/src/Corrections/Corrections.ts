@@ -6,6 +6,13 @@
  * to the agent's knowledge through the knowledge service's ingestion, as a
  * document whose heading is the question the message answered and whose text
  * is the corrected answer, so the same question afterwards retrieves it.
+ *
+ * A record copies a message, so it is shown only to those who may read the
+ * chat: a room's chat is read by its participants alone (as the room's poll
+ * and WebSocket decide), a classic chat by anyone of the tenant. A chat the
+ * caller cannot read is 404 to correct, its records are left out of the
+ * agent's list and are 404 to resolve — an administrator reviews a room's
+ * corrections by taking part in the room.
  */
 import { type Corrections as Domain, Errors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
@@ -78,7 +85,8 @@ export class Corrections extends Context.Service<Corrections, {
       const create = Effect.fn("Corrections.create")(
         function*(author: UserPrincipal, chatId: string, input: typeof Domain.CreateCorrection.Type) {
           yield* enabled(author.tenantId)
-          if (!isUuid(chatId) || !(yield* repo.chatExists(author.tenantId, chatId))) {
+          // 404, as for a chat they cannot see: a room's chat is its participants' alone.
+          if (!isUuid(chatId) || !(yield* repo.chatReadable(author.tenantId, chatId, author.userId))) {
             return yield* notFound(`chat ${chatId}`)
           }
           const message = isUuid(input.message_id)
@@ -128,7 +136,7 @@ export class Corrections extends Context.Service<Corrections, {
         if (!isUuid(agentId) || !(yield* repo.agentExists(reader.tenantId, agentId))) {
           return yield* notFound(`agent ${agentId}`)
         }
-        return (yield* repo.listForAgent(reader.tenantId, agentId, status)).map(toDecisionRecord)
+        return (yield* repo.listForAgent(reader.tenantId, agentId, status, reader.userId)).map(toDecisionRecord)
       })
 
       const resolve = Effect.fn("Corrections.resolve")(
@@ -138,7 +146,7 @@ export class Corrections extends Context.Service<Corrections, {
           const row = yield* Effect.gen(function*() {
             const resolved = yield* repo.resolveOpen(admin.tenantId, id, status, admin.userId)
             if (resolved === undefined) {
-              const current = yield* repo.find(admin.tenantId, id)
+              const current = yield* repo.find(admin.tenantId, id, admin.userId)
               return current === undefined
                 ? yield* notFound(`correction ${id}`)
                 : yield* new Errors.Conflict({

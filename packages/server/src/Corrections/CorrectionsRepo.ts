@@ -1,6 +1,7 @@
 /**
  * The SQL of decision records (`corrections`) and the chat messages they
- * correct. Every query filters by the caller's tenant.
+ * correct. Every query filters by the caller's tenant, and every query that
+ * reads or files a record by the chats the caller may read (`readableBy`).
  */
 import type { Corrections } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
@@ -37,7 +38,8 @@ const columns =
   "id, chat_id, message_id, agent_id, question, original_output, corrected_output, reason, status, created_by, created_at, resolved_by, resolved_at, knowledge_file_id"
 
 export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
-  readonly chatExists: (tenantId: string, chatId: string) => Effect.Effect<boolean, SqlError>
+  /** Whether the tenant has the chat and `readerId` may read it. */
+  readonly chatReadable: (tenantId: string, chatId: string, readerId: string) => Effect.Effect<boolean, SqlError>
   readonly agentExists: (tenantId: string, agentId: string) => Effect.Effect<boolean, SqlError>
   readonly findMessage: (
     tenantId: string,
@@ -55,13 +57,16 @@ export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
     readonly reason: string | null
     readonly createdBy: string
   }) => Effect.Effect<CorrectionRow, SqlError>
+  /** The agent's records on chats `readerId` may read. */
   readonly listForAgent: (
     tenantId: string,
     agentId: string,
-    status: Corrections.CorrectionStatus | undefined
+    status: Corrections.CorrectionStatus | undefined,
+    readerId: string
   ) => Effect.Effect<ReadonlyArray<CorrectionRow>, SqlError>
-  readonly find: (tenantId: string, id: string) => Effect.Effect<CorrectionRow | undefined, SqlError>
-  /** Moves an open record to `status`; undefined when it is not open (or not there). */
+  /** The record, if its chat is one `readerId` may read. */
+  readonly find: (tenantId: string, id: string, readerId: string) => Effect.Effect<CorrectionRow | undefined, SqlError>
+  /** Moves an open record on a chat `resolvedBy` may read to `status`; undefined when it is not open (or not there). */
   readonly resolveOpen: (
     tenantId: string,
     id: string,
@@ -76,10 +81,23 @@ export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
       const sql = yield* SqlClient.SqlClient
       const selected = sql.literal(columns)
       const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+      /**
+       * Who reads a chat, as the chat endpoints decide it: a room's chat only
+       * its participants (administrators included only once they take part:
+       * Rooms/RoomChat.ts answers them 403 too); a classic chat anyone of the
+       * tenant (GET /v1/chat/history). `chat` is the column of the chat id.
+       */
+      const readableBy = (readerId: string, chat: string) =>
+        sql`NOT EXISTS (
+          SELECT 1 FROM rooms r WHERE r.chat_id = ${sql.literal(chat)}
+            AND NOT EXISTS (SELECT 1 FROM room_participants p WHERE p.room_id = r.id AND p.user_id = ${readerId})
+        )`
       return CorrectionsRepo.of({
-        chatExists: (tenantId, chatId) =>
+        chatReadable: (tenantId, chatId, readerId) =>
           Effect.map(
-            sql`SELECT 1 FROM chats WHERE tenant_id = ${tenantId} AND id = ${chatId}`,
+            sql`SELECT 1 FROM chats WHERE tenant_id = ${tenantId} AND id = ${chatId} AND ${
+              readableBy(readerId, "chats.id")
+            }`,
             (rows) => rows.length > 0
           ),
         agentExists: (tenantId, agentId) =>
@@ -107,16 +125,18 @@ export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
               RETURNING ${selected}`,
             (rows) => rows[0]
           ),
-        listForAgent: (tenantId, agentId, status) =>
+        listForAgent: (tenantId, agentId, status, readerId) =>
           sql<CorrectionRow>`
             SELECT ${selected} FROM corrections
-            WHERE tenant_id = ${tenantId} AND agent_id = ${agentId} ${
-            status === undefined ? sql`` : sql`AND status = ${status}`
-          }
+            WHERE tenant_id = ${tenantId} AND agent_id = ${agentId} AND ${
+            readableBy(readerId, "corrections.chat_id")
+          } ${status === undefined ? sql`` : sql`AND status = ${status}`}
             ORDER BY created_at DESC, id`,
-        find: (tenantId, id) =>
+        find: (tenantId, id, readerId) =>
           Effect.map(
-            sql<CorrectionRow>`SELECT ${selected} FROM corrections WHERE tenant_id = ${tenantId} AND id = ${id}`,
+            sql<CorrectionRow>`
+              SELECT ${selected} FROM corrections
+              WHERE tenant_id = ${tenantId} AND id = ${id} AND ${readableBy(readerId, "corrections.chat_id")}`,
             first
           ),
         resolveOpen: (tenantId, id, status, resolvedBy) =>
@@ -124,6 +144,7 @@ export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
             sql<CorrectionRow>`
               UPDATE corrections SET status = ${status}, resolved_by = ${resolvedBy}, resolved_at = now()
               WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'open'
+                AND ${readableBy(resolvedBy, "corrections.chat_id")}
               RETURNING ${selected}`,
             first
           ),

@@ -10,6 +10,18 @@
  *
  * It runs a cycle when a push is queued on any replica (LISTEN/NOTIFY) and at
  * least every few seconds, so retries and missed notifications are picked up.
+ *
+ * Delivery is at least once. Each claim leases a delivery under its own token
+ * and only that claim's outcome is recorded (PushDeliveriesRepo), so a worker
+ * that outlived its lease cannot overwrite the outcome of the worker that took
+ * the delivery over — but both may have sent it. A worker stopped before the
+ * POST gives the lease back with the attempt uncounted; one stopped during the
+ * POST cannot know whether the push service took the message, so it gives the
+ * lease back with the attempt counted and the push is sent again (a
+ * notification shown twice beats an invitation never shown; the attempt limit
+ * still ends a delivery that keeps being cut short). Every copy carries the
+ * delivery id as its `Topic` (RFC 8030 §5.4): a copy still waiting at the push
+ * service for the browser is replaced by the next one, not shown twice.
  */
 import { Config, Context, Effect, Layer, Queue, Redacted, Result, Schema, Stream } from "effect"
 import webpush from "web-push"
@@ -52,12 +64,12 @@ export class PushDelivery extends Context.Service<PushDelivery, {
       const retryOrFail = (claimed: ClaimedPush, statusCode: number | null, error: string) =>
         claimed.attempts >= config.maxAttempts
           ? Effect.as(
-            deliveries.finish(claimed.id, "failed", statusCode, `${error} (after ${claimed.attempts} attempts)`),
+            deliveries.finish(claimed, "failed", statusCode, `${error} (after ${claimed.attempts} attempts)`),
             "failed" as const
           )
           : Effect.as(
             deliveries.retryLater(
-              claimed.id,
+              claimed,
               Math.min(config.retryBaseMs * 2 ** (claimed.attempts - 1), maxBackoffMs),
               statusCode,
               error
@@ -65,14 +77,16 @@ export class PushDelivery extends Context.Service<PushDelivery, {
             "retrying" as const
           )
 
-      const sendOne = (claimed: ClaimedPush) =>
-        Effect.gen(function*() {
+      const sendOne = (claimed: ClaimedPush) => {
+        /** Whether the POST has started: from then on the push service may have the message. */
+        let posted = false
+        return Effect.gen(function*() {
           const subscription = claimed.subscription_id === null
             ? undefined
             : yield* subscriptions.find(claimed.subscription_id)
           if (subscription === undefined) {
             return yield* Effect.as(
-              deliveries.finish(claimed.id, "gone", null, "the subscription was deleted"),
+              deliveries.finish(claimed, "gone", null, "the subscription was deleted"),
               "gone" as const
             )
           }
@@ -88,6 +102,8 @@ export class PushDelivery extends Context.Service<PushDelivery, {
                 privateKey: Redacted.value(keys.success.privateKey)
               },
               TTL: ttlSeconds,
+              // A resent copy replaces one the push service still holds (a UUID's 32 hex digits are a valid topic).
+              topic: claimed.id.replace(/-/gu, ""),
               contentEncoding: "aes128gcm",
               urgency: "high"
             }
@@ -98,6 +114,7 @@ export class PushDelivery extends Context.Service<PushDelivery, {
               .filter(([name]) => !["content-length", "content-type"].includes(name.toLowerCase()))
               .map(([name, value]) => [name, String(value)])
           )
+          posted = true
           const answer = yield* Effect.result(http.send(
             {
               method: "POST",
@@ -110,13 +127,13 @@ export class PushDelivery extends Context.Service<PushDelivery, {
           if (Result.isFailure(answer)) return yield* retryOrFail(claimed, null, answer.failure.message)
           const status = answer.success.status
           if (status >= 200 && status < 300) {
-            return yield* Effect.as(deliveries.delivered(claimed.id, status), "delivered" as const)
+            return yield* Effect.as(deliveries.delivered(claimed, status), "delivered" as const)
           }
           if (status === 404 || status === 410) {
             yield* subscriptions.forget(subscription.id)
             return yield* Effect.as(
               deliveries.finish(
-                claimed.id,
+                claimed,
                 "gone",
                 status,
                 `the push service answered ${status}: subscription deleted`
@@ -128,14 +145,15 @@ export class PushDelivery extends Context.Service<PushDelivery, {
             return yield* retryOrFail(claimed, status, `the push service answered ${status}`)
           }
           return yield* Effect.as(
-            deliveries.finish(claimed.id, "failed", status, `the push service refused it with ${status}`),
+            deliveries.finish(claimed, "failed", status, `the push service refused it with ${status}`),
             "failed" as const
           )
         }).pipe(
           Effect.orDie,
-          // A worker stopped before sending gives the lease back; once sent, the outcome is recorded.
-          Effect.onInterrupt(() => Effect.ignore(deliveries.release(claimed.id)))
+          // A worker stopped mid-delivery gives the lease back: sent again at once, the attempt counted once posted.
+          Effect.onInterrupt(() => Effect.ignore(deliveries.release(claimed, { attempted: posted })))
         )
+      }
 
       const deliverDue = Effect.gen(function*() {
         const outcomes: Array<PushOutcome> = []

@@ -3,12 +3,21 @@
  * A subscription's keys are checked as the encryption will use them (a P-256
  * point and a 16-byte secret), and its endpoint as an outbound call will be:
  * https, or http only where internal targets are allowed (development, tests).
+ *
+ * An endpoint is one browser profile's registration with its push service,
+ * and it belongs to one account at a time. The same user registering it again
+ * updates its keys. Another account (of this tenant or another) takes it over
+ * only by presenting the subscription's own keys: the auth secret is made by
+ * the browser and handed to nobody but this service, so whoever has it is that
+ * browser, now signed in to another account. Knowing the endpoint URL alone
+ * (it passes through the push service and whatever logs it) is not enough: that
+ * is 409 `PushEndpointTaken`, and the subscription stays with its owner.
  */
-import { Errors, type Me, type Push, type UserPrincipal } from "@agent-platform/domain"
+import { Errors, type Me, type Push, PushErrors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import { OutboundGuard } from "../Actions/OutboundGuard.ts"
 import { isUuid } from "../Platform/Ids.ts"
-import { PushSubscriptionsRepo, type SubscriptionRow } from "./PushSubscriptionsRepo.ts"
+import { PushSubscriptionsRepo, type Registration, type SubscriptionRow } from "./PushSubscriptionsRepo.ts"
 import { VapidKeys } from "./VapidKeys.ts"
 
 const toSubscription = (row: SubscriptionRow): typeof Push.PushSubscription.Type => ({
@@ -18,6 +27,11 @@ const toSubscription = (row: SubscriptionRow): typeof Push.PushSubscription.Type
 })
 
 const decodedLength = (base64url: string) => Buffer.from(base64url, "base64url").length
+
+/** Whether `keys` are the ones `row` was registered with (as bytes: the base64url padding may differ). */
+const sameKeys = (row: SubscriptionRow, keys: typeof Push.CreatePushSubscription.Type["keys"]) =>
+  Buffer.from(row.p256dh, "base64url").equals(Buffer.from(keys.p256dh, "base64url")) &&
+  Buffer.from(row.auth, "base64url").equals(Buffer.from(keys.auth, "base64url"))
 
 /** What is wrong with a subscription, or undefined. */
 const subscriptionProblem = (
@@ -42,7 +56,10 @@ export class PushSubscriptions extends Context.Service<PushSubscriptions, {
   readonly subscribe: (
     user: UserPrincipal,
     input: typeof Push.CreatePushSubscription.Type
-  ) => Effect.Effect<typeof Push.PushSubscription.Type, Errors.InvalidRequest | Errors.ServiceUnavailable>
+  ) => Effect.Effect<
+    typeof Push.PushSubscription.Type,
+    Errors.InvalidRequest | PushErrors.PushEndpointTaken | Errors.ServiceUnavailable
+  >
   readonly list: (user: UserPrincipal) => Effect.Effect<typeof Push.PushSubscriptionList.Type>
   readonly unsubscribe: (user: UserPrincipal, id: string) => Effect.Effect<{ readonly success: true }, Errors.NotFound>
   readonly preferences: (user: UserPrincipal) => Effect.Effect<Me.Preferences>
@@ -58,6 +75,14 @@ export class PushSubscriptions extends Context.Service<PushSubscriptions, {
       const vapid = yield* VapidKeys
       const guard = yield* OutboundGuard
       const unavailable = Effect.mapError(vapid.get, (error) => new Errors.ServiceUnavailable({ error: error.message }))
+      /** Another account's endpoint, given to the caller when they present its keys; undefined otherwise. */
+      const takeOver = (registration: Registration, keys: typeof Push.CreatePushSubscription.Type["keys"]) =>
+        Effect.gen(function*() {
+          const held = yield* repo.findByEndpoint(registration.endpoint)
+          // Deleted since the registration was refused: the endpoint is free again.
+          if (held === undefined) return yield* repo.register(registration)
+          return sameKeys(held, keys) ? yield* repo.takeOver(registration, held) : undefined
+        })
       const preferences = (user: UserPrincipal) =>
         Effect.map(
           Effect.orDie(repo.optedOut(user.tenantId, user.userId)),
@@ -70,13 +95,21 @@ export class PushSubscriptions extends Context.Service<PushSubscriptions, {
             yield* unavailable
             const problem = subscriptionProblem(input, guard.allowPrivateNetworks)
             if (problem !== undefined) return yield* new Errors.InvalidRequest({ error: problem })
-            const { row } = yield* Effect.orDie(repo.upsert({
+            const registration: Registration = {
               tenantId: user.tenantId,
               userId: user.userId,
               endpoint: input.endpoint,
               p256dh: input.keys.p256dh,
               auth: input.keys.auth
-            }))
+            }
+            const row = (yield* Effect.orDie(repo.register(registration))) ??
+              (yield* Effect.orDie(takeOver(registration, input.keys)))
+            if (row === undefined) {
+              return yield* new PushErrors.PushEndpointTaken({
+                error:
+                  "this push endpoint is registered to another account: unsubscribe it in the browser (PushSubscription.unsubscribe()) and subscribe again for a new endpoint"
+              })
+            }
             return toSubscription(row)
           }),
         list: (user) =>

@@ -5,6 +5,7 @@ import type { SqlError } from "effect/sql/SqlError"
 
 export interface SubscriptionRow {
   readonly id: string
+  readonly tenant_id: string
   readonly user_id: string
   readonly endpoint: string
   readonly p256dh: string
@@ -12,15 +13,29 @@ export interface SubscriptionRow {
   readonly created_at: Date
 }
 
+/** A browser's registration, as the user hands it over. */
+export interface Registration {
+  readonly tenantId: string
+  readonly userId: string
+  readonly endpoint: string
+  readonly p256dh: string
+  readonly auth: string
+}
+
 export class PushSubscriptionsRepo extends Context.Service<PushSubscriptionsRepo, {
-  /** Registers an endpoint for the user (taking it over from whoever had it); `created` false when it was theirs already. */
-  readonly upsert: (input: {
-    readonly tenantId: string
-    readonly userId: string
-    readonly endpoint: string
-    readonly p256dh: string
-    readonly auth: string
-  }) => Effect.Effect<{ readonly row: SubscriptionRow; readonly created: boolean }, SqlError>
+  /** Registers an endpoint for the user, or updates their own; undefined when it is another account's (left as it is). */
+  readonly register: (registration: Registration) => Effect.Effect<SubscriptionRow | undefined, SqlError>
+  /** Whoever holds the endpoint, with the keys it was registered with. */
+  readonly findByEndpoint: (endpoint: string) => Effect.Effect<SubscriptionRow | undefined, SqlError>
+  /**
+   * Gives `previous` (another account's subscription to the same endpoint) to
+   * the registering user as a new subscription, its queued pushes dropped;
+   * undefined when `previous` changed meanwhile.
+   */
+  readonly takeOver: (
+    registration: Registration,
+    previous: SubscriptionRow
+  ) => Effect.Effect<SubscriptionRow | undefined, SqlError>
   readonly listOf: (tenantId: string, userId: string) => Effect.Effect<ReadonlyArray<SubscriptionRow>, SqlError>
   readonly find: (id: string) => Effect.Effect<SubscriptionRow | undefined, SqlError>
   /** Deletes the user's subscription; false when it is not theirs. */
@@ -34,20 +49,36 @@ export class PushSubscriptionsRepo extends Context.Service<PushSubscriptionsRepo
     PushSubscriptionsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const columns = sql.literal("id, user_id, endpoint, p256dh, auth, created_at")
+      const columns = sql.literal("id, tenant_id, user_id, endpoint, p256dh, auth, created_at")
+      const register = (registration: Registration) =>
+        Effect.map(
+          sql<SubscriptionRow>`
+            INSERT INTO push_subscriptions (tenant_id, user_id, endpoint, p256dh, auth)
+            VALUES (${registration.tenantId}, ${registration.userId}, ${registration.endpoint}, ${registration.p256dh},
+                    ${registration.auth})
+            ON CONFLICT (endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, updated_at = now()
+            -- An endpoint never changes hands here: a row of another account is left alone, and none comes back.
+            WHERE push_subscriptions.tenant_id = EXCLUDED.tenant_id AND push_subscriptions.user_id = EXCLUDED.user_id
+            RETURNING ${columns}`,
+          (rows) => rows[0]
+        )
       return PushSubscriptionsRepo.of({
-        upsert: (input) =>
+        register,
+        findByEndpoint: (endpoint) =>
           Effect.map(
-            sql<SubscriptionRow & { previous_user: string | null }>`
-              WITH previous AS (SELECT user_id FROM push_subscriptions WHERE endpoint = ${input.endpoint})
-              INSERT INTO push_subscriptions (tenant_id, user_id, endpoint, p256dh, auth)
-              VALUES (${input.tenantId}, ${input.userId}, ${input.endpoint}, ${input.p256dh}, ${input.auth})
-              ON CONFLICT (endpoint) DO UPDATE SET
-                tenant_id = EXCLUDED.tenant_id, user_id = EXCLUDED.user_id, p256dh = EXCLUDED.p256dh,
-                auth = EXCLUDED.auth, updated_at = now()
-              RETURNING ${columns}, (SELECT user_id FROM previous) AS previous_user`,
-            (rows) => ({ row: rows[0], created: rows[0].previous_user !== input.userId })
+            sql<SubscriptionRow>`SELECT ${columns} FROM push_subscriptions WHERE endpoint = ${endpoint}`,
+            (rows) => rows[0]
           ),
+        takeOver: (registration, previous) =>
+          Effect.gen(function*() {
+            // Its deliveries lose their subscription (ON DELETE SET NULL): the worker finishes them as gone.
+            const removed = yield* sql`
+              DELETE FROM push_subscriptions
+              WHERE id = ${previous.id} AND tenant_id = ${previous.tenant_id} AND user_id = ${previous.user_id}
+                AND p256dh = ${previous.p256dh} AND auth = ${previous.auth}
+              RETURNING id`
+            return removed.length === 0 ? undefined : yield* register(registration)
+          }).pipe(sql.withTransaction),
         listOf: (tenantId, userId) =>
           sql<SubscriptionRow>`
             SELECT ${columns} FROM push_subscriptions WHERE tenant_id = ${tenantId} AND user_id = ${userId} ORDER BY created_at, id`,

@@ -24,6 +24,7 @@ import knowledgeFileParts from "./0018_knowledge_file_parts.ts"
 import knowledgeChunkStorage from "./0020_knowledge_chunk_storage.ts"
 import knowledgeVocabulary from "./0021_knowledge_vocabulary.ts"
 import roomAnswersAndMinutes from "./0022_room_answers_and_minutes.ts"
+import pushClaimToken from "./0023_push_claim_token.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -44,5 +45,6 @@ export const migrations = Migrator.fromRecord({
   "0018_knowledge_file_parts": knowledgeFileParts,
   "0020_knowledge_chunk_storage": knowledgeChunkStorage,
   "0021_knowledge_vocabulary": knowledgeVocabulary,
-  "0022_room_answers_and_minutes": roomAnswersAndMinutes
+  "0022_room_answers_and_minutes": roomAnswersAndMinutes,
+  "0023_push_claim_token": pushClaimToken
 })
