@@ -86,11 +86,8 @@ export interface ResponseLimit {
 }
 
 export interface SendOptions {
-  /**
-   * Whose call it is: the circuit breaker counts each tenant's calls to a
-   * host apart. Left out only for calls every tenant shares alike.
-   */
-  readonly tenantId?: string | undefined
+  /** Whose call it is: the circuit breaker counts each tenant's calls to a host apart. */
+  readonly tenantId: string
   /** Same-host redirects to follow; 0 returns a 3xx as the answer. Default 3. */
   readonly maxRedirects?: number | undefined
   /** Default: fail beyond `ACTIONS_MAX_RESPONSE_BYTES`. */
@@ -148,7 +145,7 @@ const headerValue = (headers: Record<string, string | Array<string>>, name: stri
 }
 
 export class OutboundHttp extends Context.Service<OutboundHttp, {
-  readonly send: (request: OutboundRequest, options?: SendOptions) => Effect.Effect<OutboundResponse, OutboundFailure>
+  readonly send: (request: OutboundRequest, options: SendOptions) => Effect.Effect<OutboundResponse, OutboundFailure>
 }>()("@agent-platform/server/Actions/OutboundHttp") {
   static readonly layer = Layer.effect(
     OutboundHttp,
@@ -377,7 +374,7 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
         }
       })
 
-      const send = (input: OutboundRequest, options?: SendOptions) =>
+      const send = (input: OutboundRequest, options: SendOptions) =>
         Effect.gen(function*() {
           if (!URL.canParse(input.url)) {
             return yield* new OutboundFailure({ reason: "refused", message: `not a valid URL: ${input.url}` })
@@ -386,9 +383,9 @@ export class OutboundHttp extends Context.Service<OutboundHttp, {
           const deadline = Date.now() + timeoutMs
           // Resolving a name can hang: bounded by the deadline. With internal targets allowed, nothing is resolved.
           yield* guard.allowPrivateNetworks ? checked(url) : within(checked(url), deadline, url.host)
-          const limit = options?.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
-          const call = exchange(url, input, options?.maxRedirects ?? defaultMaxRedirects, limit, deadline)
-          const circuit = options?.tenantId === undefined ? url.host : `${options.tenantId} ${url.host}`
+          const limit = options.responseLimit ?? { maxBytes: config.actionsMaxResponseBytes, beyond: "fail" }
+          const call = exchange(url, input, options.maxRedirects ?? defaultMaxRedirects, limit, deadline)
+          const circuit = `${options.tenantId} ${url.host}`
           return yield* underBreaker(call, circuit).pipe(
             Effect.catchTag("CircuitBreakerError", (error) =>
               Effect.fail(

@@ -122,7 +122,11 @@ export class PushDelivery extends Context.Service<PushDelivery, {
               headers,
               body: { contentType: "application/octet-stream", bytes: new Uint8Array(details.body) }
             },
-            { maxRedirects: 0, responseLimit: { maxBytes: 4096, beyond: "truncate" } }
+            {
+              tenantId: subscription.tenant_id,
+              maxRedirects: 0,
+              responseLimit: { maxBytes: 4096, beyond: "truncate" }
+            }
           ))
           if (Result.isFailure(answer)) return yield* retryOrFail(claimed, null, answer.failure.message)
           const status = answer.success.status
