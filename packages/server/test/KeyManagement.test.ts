@@ -118,7 +118,12 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         const { key } = yield* ana.client.api.keys.create({ payload: { name: "ana's", scopes: ["agents:read"] } })
         assert.strictEqual(yield* agentsStatus(key), 200)
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { blocked: true } })
-        assert.strictEqual(yield* agentsStatus(key), 401)
+        const refused = yield* http("/v1/agents", { headers: bearer(key) })
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(
+          refused.body.error,
+          "This key's owner is blocked: the key works again once an administrator unblocks them."
+        )
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { blocked: false } })
         assert.strictEqual(yield* agentsStatus(key), 200)
       }))
@@ -132,7 +137,10 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { active: false } })
         const refused = yield* http("/v1/agents", { headers: bearer(key) })
         assert.strictEqual(refused.status, 401)
-        assert.strictEqual(refused.body.error, "Invalid or revoked API key.")
+        assert.strictEqual(
+          refused.body.error,
+          "This key's owner is deactivated: the key works again once an administrator reactivates them."
+        )
       }))
 
     it.effect("demoting an administrator stops the keys that need the old role, not the others", () =>
@@ -146,7 +154,9 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         assert.strictEqual(yield* agentsStatus(broad.key), 200)
         assert.strictEqual(yield* agentsStatus(narrow.key), 200)
         yield* admin.api.admin.updateUser({ params: { id: carol.id }, payload: { role_id: "r_user" } })
-        assert.strictEqual(yield* agentsStatus(broad.key), 401)
+        const refused = yield* http("/v1/agents", { headers: bearer(broad.key) })
+        assert.strictEqual(refused.status, 401)
+        assert.match(refused.body.error, /^This key's owner's role \(r_user\) no longer allows its scope `analytics`/)
         assert.strictEqual(yield* agentsStatus(narrow.key), 200)
       }))
 

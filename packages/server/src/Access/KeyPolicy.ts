@@ -19,9 +19,26 @@ export interface KeyOwner {
   readonly blocked: boolean
 }
 
-/** Whether a key with `scopes` works for its owner now; a key without an owner (deleted user) does not. */
-export const keyUsable = (owner: KeyOwner | undefined, scopes: ReadonlyArray<string>): boolean =>
-  owner !== undefined && owner.active && !owner.blocked && mayHoldScopes(owner.role, scopes)
+/**
+ * Why a key with `scopes` does not work for its owner now, said to whoever
+ * holds the key (it proved it has the secret); undefined when it works. A key
+ * without an owner (a deleted user) does not work.
+ */
+export const keyRefusal = (owner: KeyOwner | undefined, scopes: ReadonlyArray<string>): string | undefined => {
+  if (owner === undefined) return "This key's owner no longer exists: use a key of an active user."
+  if (owner.blocked || !owner.active) {
+    return `This key's owner is ${
+      owner.blocked ? "blocked" : "deactivated"
+    }: the key works again once an administrator ${owner.blocked ? "unblocks" : "reactivates"} them.`
+  }
+  if (!mayHoldScopes(owner.role, scopes)) {
+    const refused = scopes.filter((scope) => !mayHoldScopes(owner.role, [scope]))
+    return `This key's owner's role (${owner.role}) no longer allows its scope${refused.length === 1 ? "" : "s"} ${
+      refused.map((s) => `\`${s}\``).join(", ")
+    }: use a key of a user whose role does, or create one without ${refused.length === 1 ? "it" : "them"}.`
+  }
+  return undefined
+}
 
 /** 403 unless the user may create a key with these scopes. */
 export const authorizeScopes = (

@@ -63,9 +63,7 @@ const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"
     return Effect.succeed({ _tag: "Unauthenticated", error: "Missing API key: send Authorization: Bearer sk_live_..." })
   }
   return Effect.flatMap(Effect.orDie(keys.verify(key)), (principal): Effect.Effect<Outcome> => {
-    if (principal === undefined) {
-      return Effect.succeed({ _tag: "Unauthenticated", error: "Invalid or revoked API key." })
-    }
+    if (principal._tag === "KeyRefused") return Effect.succeed({ _tag: "Unauthenticated", error: principal.error })
     info.tenantId = principal.tenantId
     const required = Context.get(endpoint.annotations, RequiredScopes)
     if (required.length > 0 && !required.some((scope) => principal.scopes.includes(scope))) {
@@ -167,7 +165,7 @@ export const SessionAuthLive = Layer.effect(
           const bearer = bearerOf(request)
           if (bearer !== undefined) {
             const key = yield* keys.verify(bearer).pipe(Effect.orDie)
-            if (key === undefined) return yield* new Errors.Unauthenticated({ error: "Invalid or revoked API key." })
+            if (key._tag === "KeyRefused") return yield* new Errors.Unauthenticated({ error: key.error })
             return yield* new Errors.SessionRequired({
               error: "This endpoint needs a signed-in session and refuses API keys: sign in with POST /api/auth/login."
             })

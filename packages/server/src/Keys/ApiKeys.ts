@@ -5,7 +5,7 @@
  * before it answers), and last use is written in batches by the api worker.
  * Who may manage which keys is decided in Access/KeyPolicy.ts.
  */
-import { Errors, type KeyPrincipal, type Keys, type UserPrincipal } from "@agent-platform/domain"
+import { Errors, type Keys, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -15,7 +15,7 @@ import { authorizeScopes, keyOwnerFilter } from "../Access/KeyPolicy.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { type KeyRow, KeysRepo } from "./KeysRepo.ts"
-import { VerifiedKeys } from "./VerifiedKeys.ts"
+import { type KeyVerdict, unknownKey, VerifiedKeys } from "./VerifiedKeys.ts"
 
 /** `sk_live_` + 64 lowercase hex characters (spec: "Authentication", rule 2). */
 const keyPattern = /^sk_live_[0-9a-f]{64}$/
@@ -61,7 +61,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     ip: string | null
   ) => Effect.Effect<void, Errors.NotFound | SqlError>
   /** The principal of a presented key; undefined for a malformed, unknown or revoked one. */
-  readonly verify: (key: string) => Effect.Effect<KeyPrincipal | undefined, SqlError>
+  /** The key's principal, or why it is refused (the 401's words). */
+  readonly verify: (key: string) => Effect.Effect<KeyVerdict, SqlError>
   /** Writes the last-use times collected since the previous flush (a step of the api worker). */
   readonly flushUsage: Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Keys/ApiKeys") {
@@ -141,11 +142,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           })))
       })
 
-      const verify = (key: string) => {
-        if (!keyPattern.test(key)) return Effect.succeed(undefined)
-        return Effect.map(verified.get(hashKey(key)), (principal) => {
-          if (principal !== undefined) lastUsed.set(principal.keyId, Date.now())
-          return principal
+      const verify = (key: string): Effect.Effect<KeyVerdict, SqlError> => {
+        if (!keyPattern.test(key)) return Effect.succeed(unknownKey)
+        return Effect.map(verified.get(hashKey(key)), (verdict) => {
+          if (verdict._tag === "Key") lastUsed.set(verdict.keyId, Date.now())
+          return verdict
         })
       }
 

@@ -16,34 +16,47 @@
 import type { KeyPrincipal } from "@agent-platform/domain"
 import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { keyUsable } from "../Access/KeyPolicy.ts"
+import { keyRefusal } from "../Access/KeyPolicy.ts"
 import { everything, ownerChangeCache, ReplicaCaches } from "../Platform/ReplicaCaches.ts"
 import { KeysRepo, type VerifiableKeyRow } from "./KeysRepo.ts"
 
 /** What an eviction drops: one key (by hash), or every key (an owner changed). */
 export type EvictionTarget = { readonly _tag: "Key"; readonly hash: string } | { readonly _tag: "All" }
 
-const toPrincipal = (row: VerifiableKeyRow): KeyPrincipal | undefined =>
-  keyUsable(
-      row.owner_role === null
-        ? undefined
-        : { role: row.owner_role, active: row.owner_active === true, blocked: row.owner_blocked === true },
-      row.scopes
-    )
-    ? {
-      _tag: "Key",
-      tenantId: row.tenant_id,
-      keyId: row.id,
-      scopes: row.scopes,
-      spaceId: row.space_id,
-      rateLimitRpm: row.rate_limit_rpm,
-      ownerRole: row.owner_role!
-    }
-    : undefined
+/** A key that does not work, and why (the 401's words). */
+export interface KeyRefused {
+  readonly _tag: "KeyRefused"
+  readonly error: string
+}
+
+/** What verifying a key decides: its principal, or why it is refused. */
+export type KeyVerdict = KeyPrincipal | KeyRefused
+
+/** An unknown, malformed or revoked key: one answer for all, so keys cannot be told apart. */
+export const unknownKey: KeyRefused = { _tag: "KeyRefused", error: "Invalid or revoked API key." }
+
+const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
+  if (row === undefined) return unknownKey
+  const refusal = keyRefusal(
+    row.owner_role === null
+      ? undefined
+      : { role: row.owner_role, active: row.owner_active === true, blocked: row.owner_blocked === true },
+    row.scopes
+  )
+  return refusal !== undefined ? { _tag: "KeyRefused", error: refusal } : {
+    _tag: "Key",
+    tenantId: row.tenant_id,
+    keyId: row.id,
+    scopes: row.scopes,
+    spaceId: row.space_id,
+    rateLimitRpm: row.rate_limit_rpm,
+    ownerRole: row.owner_role!
+  }
+}
 
 export class VerifiedKeys extends Context.Service<VerifiedKeys, {
-  /** The principal of a key hash; undefined for an unknown, revoked or unusable key. */
-  readonly get: (hash: string) => Effect.Effect<KeyPrincipal | undefined, SqlError>
+  /** The principal of a key hash, or why the key is refused (unknown, revoked, or its owner's state). */
+  readonly get: (hash: string) => Effect.Effect<KeyVerdict, SqlError>
   /**
    * Runs a change that must evict keys: `change` runs `publish` inside its
    * transaction (it leaves on commit); once `change` succeeds, this waits for
@@ -60,13 +73,14 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
     Effect.gen(function*() {
       const repo = yield* KeysRepo
       const replicas = yield* ReplicaCaches
-      const lookup = (hash: string) =>
-        Effect.map(repo.findActiveByHash(hash), (row) => (row === undefined ? undefined : toPrincipal(row)))
+      const lookup = (hash: string) => Effect.map(repo.findActiveByHash(hash), toVerdict)
       const cache = yield* Cache.makeWith(lookup, {
         capacity: 10_000,
-        // Unknown keys are remembered briefly too, so guessing costs no database round trip each time.
+        // Refused keys are remembered briefly too, so guessing costs no database round trip each time.
         timeToLive: (exit) =>
-          Exit.isSuccess(exit) ? (exit.value === undefined ? Duration.seconds(5) : Duration.seconds(30)) : Duration.zero
+          Exit.isSuccess(exit)
+            ? (exit.value._tag === "KeyRefused" ? Duration.seconds(5) : Duration.seconds(30))
+            : Duration.zero
       })
       // The cache the users trigger's owner changes empty.
       replicas.register(ownerChangeCache, {

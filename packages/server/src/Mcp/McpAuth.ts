@@ -49,7 +49,7 @@ export class McpAuth extends Context.Service<McpAuth, {
           } as const
         }
         const key = yield* keys.verify(bearer).pipe(Effect.orDie)
-        if (key === undefined) return { _tag: "Refused", status: 401, message: "Invalid or revoked API key." } as const
+        if (key._tag === "KeyRefused") return { _tag: "Refused", status: 401, message: key.error } as const
         if (!mcpScopes.some((scope) => key.scopes.includes(scope))) {
           return {
             _tag: "Refused",
