@@ -175,6 +175,11 @@ layer(testServer(), serverSuite)("SCIM filters (RFC 7644 §3.4.2.2)", (it) => {
         assert.isTrue(isScimError(result, 400), `${bad}: ${result.status} ${JSON.stringify(result.body)}`)
         assert.strictEqual(result.body.scimType, "invalidFilter", bad)
       }
+      const truncated = yield* scim.get(`/Users${filter("userName eq")}`)
+      assert.strictEqual(
+        truncated.body.detail,
+        `Invalid filter "userName eq": the filter ends where a value belongs. Write each comparison as attribute, operator and value, e.g. userName eq "ada@example.com".`
+      )
       const huge = Array.from({ length: 65 }, (_, i) => `userName eq "u${i}"`).join(" or ")
       const tooMany = yield* scim.get(`/Users${filter(huge)}`)
       assert.strictEqual(tooMany.body.scimType, "tooMany")

@@ -110,8 +110,20 @@ export const parseFilter = (text: string): Filter => {
   try {
     parsed = parse(text)
   } catch (error) {
+    // The parser names the end of the text `(EOT)` and says "is not json" of a token where a value belongs.
+    const reason = (error instanceof Error ? error.message : String(error))
+      .replace("[(EOT)] is not json", "the filter ends where a value belongs")
+      .replace(
+        /\[(.*?)(?:\(\w+\))?\] is not json/,
+        "$1 is not a value (a string in double quotes, a number, true, false or null)"
+      )
+      .replace(/\[\(EOT\)\]|\s*\(EOT\)/g, " the end of the filter")
+      .replace(/\s+/g, " ")
+      .trim()
     throw new InvalidFilter(
-      `Invalid filter ${JSON.stringify(text)}: ${error instanceof Error ? error.message : String(error)}.`
+      `Invalid filter ${
+        JSON.stringify(text)
+      }: ${reason}. Write each comparison as attribute, operator and value, e.g. userName eq "ada@example.com".`
     )
   }
   if (countComparisons(parsed) > maxFilterComparisons) {
