@@ -121,6 +121,13 @@ layer(testServer(), serverSuite)("exports", (it) => {
         assert.isString(bad.body.error)
       }
       assert.strictEqual((yield* get(w, `/api/export/conversations?group_id=${crypto.randomUUID()}`)).status, 404)
+      // A space's code names it too; an unknown one says what group_id takes.
+      const byCode = yield* get(w, `/api/export/conversations?group_id=${w.space.code}`)
+      assert.strictEqual(byCode.status, 200)
+      assert.strictEqual(byCode.body, (yield* get(w, `/api/export/conversations?group_id=${w.space.id}`)).body)
+      const unknown = yield* get(w, "/api/export/conversations?group_id=no-such-space")
+      assert.strictEqual(unknown.status, 404)
+      assert.match(unknown.body.error, /group_id takes a space's id or code/)
     }))
 
   it.effect("metrics: a CSV row per day and space with chats, messages, tokens and actions", () =>

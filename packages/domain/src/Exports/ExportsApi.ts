@@ -18,7 +18,7 @@ export class ExportsApi extends HttpApiGroup.make("exports")
     HttpApiEndpoint.get("conversations", "/conversations", {
       query: {
         ...DateRange,
-        group_id: Schema.optionalKey(Schema.String).annotate({ description: "Only this space (its id)" })
+        group_id: Schema.optionalKey(Schema.String).annotate({ description: "Only this space (its id or code)" })
       },
       success: Csv,
       error: [InvalidRequest, NotFound]

@@ -8,7 +8,6 @@ import { Context, Effect, Layer, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { AuditLog } from "../Audit/AuditLog.ts"
-import { isUuid } from "../Platform/Ids.ts"
 import { csvBody, csvPageSize } from "./Csv.ts"
 import type { Download } from "./Download.ts"
 import { type DayMetricsRow, ExportsRepo, type MessageExportRow } from "./ExportsRepo.ts"
@@ -74,9 +73,12 @@ export class Exports extends Context.Service<Exports, {
       const conversations = Effect.fn("Exports.conversations")(
         function*(tenantId: string, request: Range & { readonly group_id?: string | undefined }) {
           const period = yield* between(request.from, request.to)
-          const spaceId = request.group_id
-          if (spaceId !== undefined && (!isUuid(spaceId) || !(yield* repo.spaceExists(tenantId, spaceId)))) {
-            return yield* new Errors.NotFound({ error: `space ${spaceId} not found` })
+          const ref = request.group_id
+          const spaceId = ref === undefined ? undefined : yield* repo.spaceIdOf(tenantId, ref)
+          if (ref !== undefined && spaceId === undefined) {
+            return yield* new Errors.NotFound({
+              error: `space ${ref} not found: group_id takes a space's id or code (GET /api/admin/spaces lists them)`
+            })
           }
           const pages = repo.messagePages({
             tenantId,

@@ -8,6 +8,7 @@ import type { Exports } from "@agent-platform/domain"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { isUuid } from "../Platform/Ids.ts"
 
 export interface MessageExportRow {
   readonly id: string
@@ -42,7 +43,8 @@ export interface RoiFigures {
 }
 
 export class ExportsRepo extends Context.Service<ExportsRepo, {
-  readonly spaceExists: (tenantId: string, spaceId: string) => Effect.Effect<boolean, SqlError>
+  /** The id of the tenant's space named by `ref`, its id or its code; undefined when there is none. */
+  readonly spaceIdOf: (tenantId: string, ref: string) => Effect.Effect<string | undefined, SqlError>
   readonly tenantName: (tenantId: string) => Effect.Effect<string, SqlError>
   /** The period's messages, oldest first, in pages of `batchSize`. */
   readonly messagePages: (query: {
@@ -115,10 +117,14 @@ export class ExportsRepo extends Context.Service<ExportsRepo, {
       }
 
       return ExportsRepo.of({
-        spaceExists: (tenantId, spaceId) =>
+        spaceIdOf: (tenantId, ref) =>
           Effect.map(
-            sql`SELECT 1 FROM spaces WHERE tenant_id = ${tenantId} AND id = ${spaceId}`,
-            (rows) => rows.length > 0
+            isUuid(ref)
+              ? sql<
+                { id: string }
+              >`SELECT id FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
+              : sql<{ id: string }>`SELECT id FROM spaces WHERE tenant_id = ${tenantId} AND code = ${ref}`,
+            (rows) => rows[0]?.id
           ),
         tenantName: (tenantId) =>
           Effect.map(
