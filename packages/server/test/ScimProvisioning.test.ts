@@ -347,7 +347,7 @@ layer(testServer(), serverSuite)("SCIM discovery and errors at the edge", (it) =
         patch: { supported: true },
         bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
         filter: { supported: true, maxResults: 1000 },
-        changePassword: { supported: false },
+        changePassword: { supported: true },
         sort: { supported: true },
         etag: { supported: true }
       })

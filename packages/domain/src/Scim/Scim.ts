@@ -293,12 +293,13 @@ export const listResponse = <S extends Schema.Top>(resource: S, identifier: stri
     })
   })
 
-/** What this service supports, as `/ServiceProviderConfig` states it (and its example in the contract). */
+/** What this service supports, as `/ServiceProviderConfig` states it (and its example in the API description). */
 export const serviceProviderFeatures = {
   patch: { supported: true },
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
   filter: { supported: true, maxResults },
-  changePassword: { supported: false },
+  // A `password` in POST, PUT or PATCH sets it (Okta's password sync), checked against the tenant's policy.
+  changePassword: { supported: true },
   sort: { supported: true },
   etag: { supported: true }
 } as const

@@ -181,7 +181,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       success: ServiceProviderConfig.pipe(asScim)
     }).annotateMerge(doc(
       "Service provider configuration",
-      "RFC 7644 §4: PATCH, filter (maxResults 1000), sort and ETags supported; bulk and changePassword not; OAuth bearer token (the API key) authentication."
+      "RFC 7644 §4: PATCH, filter (maxResults 1000), sort, ETags and changePassword (a `password` in POST, PUT or PATCH) supported; bulk not; OAuth bearer token (the API key) authentication."
     )),
     HttpApiEndpoint.get("listSchemas", "/Schemas", {
       success: listResponse(ScimSchemaResource, "ScimSchemaList", examples.schema).pipe(asScim)
