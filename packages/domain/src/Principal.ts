@@ -23,6 +23,8 @@ export interface KeyPrincipal {
    * change on the admin surface).
    */
   readonly ownerRole: Role
+  /** The user who created the key. */
+  readonly ownerId: string
 }
 
 /** A caller signed in with a session. */

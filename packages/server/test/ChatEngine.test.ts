@@ -183,7 +183,8 @@ const world = Effect.gen(function*() {
     scopes: ["chat"],
     spaceId: null,
     rateLimitRpm: 300,
-    ownerRole: "r_admin"
+    ownerRole: "r_admin",
+    ownerId: crypto.randomUUID()
   }
   const agent = (name: string, summary: string, options: { primary?: boolean } = {}) =>
     Effect.map(

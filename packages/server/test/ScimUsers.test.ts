@@ -308,8 +308,9 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       assert.strictEqual(again.status, 201)
     }))
 
-  it.effect("the tenant's last active administrator cannot be deleted or deactivated (400 mutability)", () =>
+  it.effect("a key's own owner cannot be deleted or deactivated through it (400 mutability): the key would stop", () =>
     Effect.gen(function*() {
+      // Every SCIM key's owner is an active administrator, so this also keeps the tenant's last one.
       const scim = yield* scimClient()
       const listed = yield* scim.get(`/Users${filter(`userName eq "${adminEmail}"`)}`)
       const admin = listed.body.Resources[0]
@@ -319,8 +320,24 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       assert.strictEqual(deleted.body.scimType, "mutability")
       const deactivated = yield* scim.patch(`/Users/${admin.id}`, patchOp({ op: "replace", value: { active: false } }))
       assert.strictEqual(deactivated.body.scimType, "mutability")
-      assert.match(deactivated.body.detail, /last active administrator/)
+      assert.match(deactivated.body.detail, /owns this SCIM key and cannot be deactivated through it/)
       assert.strictEqual((yield* scim.get(`/Users/${admin.id}`)).body.active, true)
+      // The same change through another administrator's key goes through (the owner is not the last admin then).
+      const other = yield* adminClient.pipe(
+        Effect.flatMap((as) =>
+          as.api.admin.createUser({
+            payload: {
+              email: `second-admin-${unique()}@example.com`,
+              nombre: "Second",
+              password: "Correct-Horse-9",
+              role_id: "r_superadmin"
+            }
+          })
+        )
+      )
+      const theirs = yield* scimClient({ as: yield* signIn(other.email, "Correct-Horse-9") })
+      const renamed = yield* theirs.patch(`/Users/${admin.id}`, patchOp({ op: "replace", value: { title: "Founder" } }))
+      assert.strictEqual(renamed.status, 200)
     }))
 })
 

@@ -118,7 +118,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       error: [badRequest, forbidden, notFound, preconditionFailed]
     }).annotateMerge(doc(
       "Delete a user",
-      `Deletes the user: their sessions end, they leave their groups, and the id answers 404 from then on. The tenant's last active administrator cannot be deleted or deactivated (400 mutability). ${ifMatch} ${ownerRule}`
+      `Deletes the user: their sessions end, they leave their groups, and the id answers 404 from then on. The key's own owner cannot be deleted or deactivated through it, as the key would stop with them, nor the tenant's last active administrator (400 mutability). ${ifMatch} ${ownerRule}`
     )),
     HttpApiEndpoint.get("listGroups", "/Groups", {
       query: ListQuery,

@@ -50,7 +50,8 @@ const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
     scopes: row.scopes,
     spaceId: row.space_id,
     rateLimitRpm: row.rate_limit_rpm,
-    ownerRole: row.owner_role!
+    ownerRole: row.owner_role!,
+    ownerId: row.created_by!
   }
 }
 

@@ -34,7 +34,13 @@ const baseUrl = Effect.gen(function*() {
 const caller: Effect.Effect<ScimCaller, never, CurrentPrincipal | HttpServerRequest.HttpServerRequest | ServerConfig> =
   Effect.gen(function*() {
     const key = yield* currentKey
-    return { tenantId: key.tenantId, keyId: key.keyId, ownerRole: key.ownerRole, baseUrl: yield* baseUrl }
+    return {
+      tenantId: key.tenantId,
+      keyId: key.keyId,
+      ownerRole: key.ownerRole,
+      ownerId: key.ownerId,
+      baseUrl: yield* baseUrl
+    }
   })
 
 const withEtag = <A>(result: { readonly resource: A; readonly version: string }) =>

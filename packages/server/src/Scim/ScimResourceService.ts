@@ -18,6 +18,8 @@ export interface ScimCaller {
   readonly keyId: string
   /** The role of the key's owner: the key changes only the users its owner could (KeyPrincipal). */
   readonly ownerRole: Role
+  /** The key's owner, whom the key cannot deactivate or delete (it would stop itself). */
+  readonly ownerId: string
   /** `http(s)://host/v1/scim`, for `meta.location` and `$ref`. */
   readonly baseUrl: string
 }

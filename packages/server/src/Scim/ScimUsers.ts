@@ -108,9 +108,21 @@ export class ScimUsers extends Context.Service<
           )
         )
 
-      /** Refuses to leave the tenant without an active administrator (400 mutability). */
+      /**
+       * Refuses to leave the tenant without an active administrator, or the
+       * key without its owner: a key stops with its owner, so the SCIM
+       * integration would stop itself (400 mutability).
+       */
       const keepAnAdmin = (caller: ScimCaller, row: ScimUserRow, what: string) =>
         Effect.gen(function*() {
+          if (row.id === caller.ownerId) {
+            return yield* Scim.ScimBadRequest.of(
+              "mutability",
+              `${
+                row.scim_user_name ?? row.email
+              } owns this SCIM key and cannot be ${what} through it: the key would stop with them. Create the SCIM token as another administrator (pnpm cli scim token create), switch the identity provider to it, then retry.`
+            )
+          }
           if (!row.active || row.blocked || !isAdmin(row.role_id)) return
           if ((yield* repo.otherActiveAdmins(caller.tenantId, row.id)) > 0) return
           return yield* Scim.ScimBadRequest.of(
