@@ -29,6 +29,20 @@ if (!process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg))) 
   setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`)
 }
 
+/**
+ * The reason an error gives, or its cause's: a refused connection often comes
+ * as an AggregateError (one per address tried) whose own message is empty.
+ */
+const reasonOf = (error: unknown): string => {
+  const value = error as
+    | { readonly message?: string; readonly code?: string; readonly cause?: unknown; readonly errors?: unknown }
+    | undefined
+  if (typeof value?.message === "string" && value.message !== "") return value.message
+  if (Array.isArray(value?.errors) && value.errors.length > 0) return reasonOf(value.errors[0])
+  if (value?.cause !== undefined) return reasonOf(value.cause)
+  return value?.code ?? "no reason given"
+}
+
 /** One line for a start-up failure the user can fix, or undefined for a bug. */
 const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined => {
   const error = Cause.squash(cause) as
@@ -37,7 +51,9 @@ const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined
   switch (error?._tag) {
     case "ConfigError":
       return `Invalid configuration: ${
-        Schema.isSchemaError(error.cause) ? describeSchemaError(error.cause.issue) : error.message
+        Schema.isSchemaError(error.cause)
+          ? describeSchemaError(error.cause.issue)
+          : (error.cause as { readonly message?: string } | undefined)?.message ?? error.message
       }`
     case "SessionSecretInvalid":
     case "DataDirLocked":
@@ -46,9 +62,13 @@ const describeStartupFailure = (cause: Cause.Cause<unknown>): string | undefined
     case "ServeError":
       return `Cannot listen: ${error.message}`
     case "SqlError":
-      return `Cannot reach the database: ${error.message}. Check DATABASE_URL, or unset it to use the embedded database.`
+      return `Cannot reach the database: ${
+        reasonOf(error)
+      }. Check DATABASE_URL, or unset it to use the embedded database.`
     case "RedisError":
-      return `Cannot reach Redis: ${error.message}. Check REDIS_URL, or unset it to keep the key-value store in PostgreSQL.`
+      return `Cannot reach Redis: ${
+        reasonOf(error)
+      }. Check REDIS_URL, or unset it to keep the key-value store in PostgreSQL.`
     case "MigrationError":
       return `Database migration failed: ${error.message}`
     default:

@@ -26,6 +26,38 @@ describe("the service process", () => {
     60_000
   )
 
+  it.live(
+    "URLs, addresses and keys are checked too: each bad value stops it with one line naming the variable",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = mkdtempSync(join(tmpdir(), "agent-platform-bad-config-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+        const cases: ReadonlyArray<readonly [Record<string, string>, RegExp]> = [
+          [{ BOOTSTRAP_ADMIN_EMAIL: "notanemail" }, /^Invalid configuration: BOOTSTRAP_ADMIN_EMAIL must be an email/],
+          [{ REDIS_URL: "notaurl" }, /^Invalid configuration: REDIS_URL must be a URL starting with redis:\/\//],
+          [{ DATABASE_URL: "notaurl", SESSION_SECRET: "x".repeat(32) }, /^Invalid configuration: DATABASE_URL/],
+          [{ CORS_ORIGINS: "https://app.example.com,notaurl" }, /^Invalid configuration: CORS_ORIGINS holds "notaurl"/],
+          [{ OPENAI_BASE_URL: "notaurl" }, /^Invalid configuration: OPENAI_BASE_URL/],
+          [{ ENCRYPTION_KEY: "short" }, /^Invalid configuration: ENCRYPTION_KEY must be at least 32 characters/],
+          [{ TRUST_PROXY: "maybe" }, /^Invalid configuration: .*TRUST_PROXY.*true, false or the number/],
+          [{ APP_BASE_URL: "notaurl" }, /^Invalid configuration: .*APP_BASE_URL.*https:\/\//],
+          [
+            { VAPID_SUBJECT: "foo" },
+            /^Invalid configuration: VAPID_SUBJECT must be a mailto: address or an https:\/\/ URL/
+          ],
+          [{ REDIS_URL: "redis://127.0.0.1:1" }, /^Cannot reach Redis: .*ECONNREFUSED.*Check REDIS_URL/]
+        ]
+        for (const [env, line] of cases) {
+          const exited = yield* run({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: "Process-Test-Passw0rd", ...env })
+          const lines = exited.stderr.trim().split("\n")
+          assert.strictEqual(exited.code, 1, JSON.stringify(env))
+          assert.strictEqual(lines.length, 1, exited.stderr)
+          assert.match(lines[0], line)
+        }
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
   it.live("with DATABASE_URL set, a missing SESSION_SECRET stops it with one clear line", () =>
     Effect.gen(function*() {
       const exited = yield* run({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SESSION_SECRET: "" })

@@ -64,14 +64,18 @@ const positiveInt = (name: string, fallback: number) =>
   Config.schema(PositiveInt, name).pipe(Config.withDefault(fallback))
 
 /** `TRUST_PROXY`: `false` (0), `true` (1), or how many proxies of yours stand in front, up to 10. */
-const trustedProxies = Config.Boolean("TRUST_PROXY").pipe(
-  Config.map((trusted) => (trusted ? 1 : 0)),
-  Config.orElse(() =>
-    Config.schema(
-      Schema.FiniteFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(10)),
-      "TRUST_PROXY"
-    )
+const trustedProxies = Config.schema(
+  Schema.String.check(
+    Schema.isPattern(/^\s*(true|false|[0-9]|10)\s*$/i, {
+      message: "must be true, false or the number of your proxies in front of the service (0 to 10)"
+    })
   ),
+  "TRUST_PROXY"
+).pipe(
+  Config.map((value) => {
+    const text = value.trim().toLowerCase()
+    return text === "true" ? 1 : text === "false" ? 0 : Number(text)
+  }),
   Config.withDefault(0)
 )
 
@@ -130,6 +134,38 @@ export const serverConfig = Config.all({
  * line to print when one is broken.
  */
 export const configProblem = (config: ServerConfigShape): string | undefined => {
+  const url = (name: string, value: string, schemes: ReadonlyArray<string>) =>
+    URL.canParse(value) && schemes.includes(new URL(value).protocol)
+      ? undefined
+      : `Invalid configuration: ${name} must be a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`
+  const problems = [
+    Option.isSome(config.databaseUrl)
+      ? url("DATABASE_URL", Redacted.value(config.databaseUrl.value), ["postgres:", "postgresql:"])
+      : undefined,
+    Option.isSome(config.redisUrl)
+      ? url("REDIS_URL", Redacted.value(config.redisUrl.value), ["redis:", "rediss:"])
+      : undefined,
+    Option.isSome(config.openAiBaseUrl)
+      ? url("OPENAI_BASE_URL", config.openAiBaseUrl.value, ["https:", "http:"])
+      : undefined,
+    ...config.corsOrigins.map((origin) =>
+      origin === "*" || (URL.canParse(origin) && new URL(origin).origin === origin.replace(/\/$/, ""))
+        ? undefined
+        : `Invalid configuration: CORS_ORIGINS holds ${
+          JSON.stringify(origin)
+        }: list origins such as https://app.example.com (scheme, host and port only), separated by commas, or *`
+    ),
+    /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(config.bootstrapAdminEmail)
+      ? undefined
+      : `Invalid configuration: BOOTSTRAP_ADMIN_EMAIL must be an email address (the first administrator signs in with it), not ${
+        JSON.stringify(config.bootstrapAdminEmail)
+      }`,
+    Option.isSome(config.encryptionKey) && Redacted.value(config.encryptionKey.value).length < 32
+      ? "Invalid configuration: ENCRYPTION_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)"
+      : undefined
+  ]
+  const first = problems.find((problem) => problem !== undefined)
+  if (first !== undefined) return first
   if (Option.isSome(config.databaseUrl) && Option.isNone(config.sessionSecret)) {
     return "Invalid configuration: SESSION_SECRET is required when DATABASE_URL is set (every replica must sign sessions with the same secret; e.g. `openssl rand -hex 32`)"
   }

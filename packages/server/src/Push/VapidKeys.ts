@@ -49,6 +49,9 @@ export const vapidConfig = Config.all({
   privateKey: Config.option(Config.Redacted("VAPID_PRIVATE_KEY")),
   subject: Config.option(Config.String("VAPID_SUBJECT"))
 }).pipe(Config.mapEffect((env) => {
+  if (Option.isSome(env.subject) && !/^(mailto:|https:\/\/)\S+$/.test(env.subject.value)) {
+    return invalid("VAPID_SUBJECT must be a mailto: address or an https:// URL (push services contact you there)")
+  }
   if (Option.isSome(env.publicKey) !== Option.isSome(env.privateKey)) {
     return invalid("set both VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY, or neither")
   }

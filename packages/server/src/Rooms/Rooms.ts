@@ -27,7 +27,7 @@ import {
   RoomsErrors,
   type UserPrincipal
 } from "@agent-platform/domain"
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Effect, Layer, Option, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Blueprints } from "../Blueprints/Blueprints.ts"
@@ -75,7 +75,16 @@ export const roomClosed = (room: { readonly id: string; readonly lifecycle: stri
   })
 
 /** Where invitations link to: `APP_BASE_URL`, else the URL the service answers on. */
-export const appBaseUrl = Config.option(Config.String("APP_BASE_URL"))
+export const appBaseUrl = Config.option(Config.schema(
+  Schema.String.check(
+    Schema.makeFilter((value: string) =>
+      URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol)
+        ? undefined
+        : "must be the URL people open the app at, starting with https:// or http://"
+    )
+  ),
+  "APP_BASE_URL"
+))
 
 type CreateOutcome = { readonly created: boolean; readonly room: RoomSchemas.Room }
 
