@@ -148,6 +148,9 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
             FROM webhook_subscriptions s
             WHERE s.tenant_id = ${payload.tenant_id} AND s.is_active
               AND (s.event_filter = '*' OR s.event_filter = ${payload.event})
+            -- A subscription deleted meanwhile is skipped (or waits for this insert), never a foreign key
+            -- violation: that would roll back the execution record the deliveries are enqueued with.
+            FOR KEY SHARE OF s
             RETURNING id`
           // Sent on COMMIT (pg_notify), so a worker woken by it finds the deliveries.
           if (rows.length > 0) yield* notifications.publish(webhookDeliveriesTopic, payload.tenant_id)
