@@ -62,12 +62,13 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
               return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
             }
             const row = yield* sql.withTransaction(Effect.gen(function*() {
-              const users = yield* sql<
-                { role_id: Role }
-              >`SELECT role_id FROM users WHERE tenant_id = ${actor.tenantId} AND id = ${input.user_id}`
+              // Locked until the assignment commits: a role change or a deletion of the user waits for it (and
+              // is not overwritten by it), and the space stays while it is assigned.
+              const users = yield* sql<{ role_id: Role }>`
+                SELECT role_id FROM users WHERE tenant_id = ${actor.tenantId} AND id = ${input.user_id} FOR UPDATE`
               if (users.length === 0) return yield* new Errors.NotFound({ error: `User ${input.user_id} not found.` })
-              const spaces =
-                yield* sql`SELECT id FROM spaces WHERE tenant_id = ${actor.tenantId} AND id = ${input.space_id}`
+              const spaces = yield* sql`
+                SELECT id FROM spaces WHERE tenant_id = ${actor.tenantId} AND id = ${input.space_id} FOR KEY SHARE`
               if (spaces.length === 0) {
                 return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
               }
