@@ -34,8 +34,22 @@ export const allows = (rules: ReadonlyArray<string>, ip: NetAddress.IpAddress | 
   })
 }
 
+/** The first key of the allowlist changes' advisory locks (the second is the tenant's). */
+const allowlistLockClass = 13_000_029
+
 export class IpAllowlist extends Context.Service<IpAllowlist, {
   readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<IpRuleRow>, SqlError>
+  /**
+   * Runs a change of the tenant's rules decided on the rules as they are, in
+   * one transaction that holds the tenant's allowlist lock: two changes at
+   * once are decided one after the other (two removals that each leave the
+   * administrator's address covered by the other's rule cannot both go
+   * through and lock them out).
+   */
+  readonly changing: <A, E, R>(
+    tenantId: string,
+    change: (rules: ReadonlyArray<IpRuleRow>) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | SqlError, R>
   /** Undefined when the same CIDR is already listed. */
   readonly add: (
     tenantId: string,
@@ -54,6 +68,13 @@ export class IpAllowlist extends Context.Service<IpAllowlist, {
         >`SELECT id, cidr, description, created_at FROM ip_allowlist WHERE tenant_id = ${tenantId} ORDER BY created_at`
       return IpAllowlist.of({
         list,
+        changing: (tenantId, change) =>
+          sql.withTransaction(
+            sql`SELECT pg_advisory_xact_lock(${allowlistLockClass}, hashtext(${tenantId}))`.pipe(
+              Effect.andThen(list(tenantId)),
+              Effect.flatMap(change)
+            )
+          ),
         add: (tenantId, rule) =>
           Effect.map(
             sql<IpRuleRow>`

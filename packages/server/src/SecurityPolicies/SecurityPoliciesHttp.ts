@@ -32,60 +32,68 @@ export const SecurityPoliciesHttp = HttpApiBuilder.group(Api, "security", (handl
           }
           const cidr = IpNetwork.format(network)
           const client = yield* clientInfo
-          const existing = yield* allowlist.list(actor.tenantId)
-          // Adding the first rule (or one more) must not shut out the administrator adding it.
-          if (payload.force !== true && !allows([...existing.map((rule) => rule.cidr), cidr], client.ip)) {
-            return yield* new Errors.Conflict({
-              error: `This rule set would lock out your current IP ${
-                client.ipText ?? "(unknown)"
-              }: add a rule that covers it first, or send force: true.`
-            })
-          }
-          const row = yield* allowlist.add(actor.tenantId, {
-            cidr,
-            description: payload.description ?? null,
-            createdBy: actor.userId
-          })
-          if (row === undefined) return yield* new Errors.Conflict({ error: `${cidr} is already in the allowlist.` })
-          yield* audit.append("admin_audit_log", {
-            tenantId: actor.tenantId,
-            event: "ip_allowlist.rule_added",
-            actor: `user:${actor.userId}`,
-            target: `ip_rule:${row.id}`,
-            data: { cidr, forced: payload.force === true },
-            ip: client.ipText
-          })
-          return toRule(row)
+          return yield* allowlist.changing(actor.tenantId, (existing) =>
+            Effect.gen(function*() {
+              // Adding the first rule (or one more) must not shut out the administrator adding it.
+              if (payload.force !== true && !allows([...existing.map((rule) => rule.cidr), cidr], client.ip)) {
+                return yield* new Errors.Conflict({
+                  error: `This rule set would lock out your current IP ${
+                    client.ipText ?? "(unknown)"
+                  }: add a rule that covers it first, or send force: true.`
+                })
+              }
+              const row = yield* allowlist.add(actor.tenantId, {
+                cidr,
+                description: payload.description ?? null,
+                createdBy: actor.userId
+              })
+              if (row === undefined) {
+                return yield* new Errors.Conflict({ error: `${cidr} is already in the allowlist.` })
+              }
+              yield* audit.append("admin_audit_log", {
+                tenantId: actor.tenantId,
+                event: "ip_allowlist.rule_added",
+                actor: `user:${actor.userId}`,
+                target: `ip_rule:${row.id}`,
+                data: { cidr, forced: payload.force === true },
+                ip: client.ipText
+              })
+              return toRule(row)
+            }))
         }).pipe(orDieOnSql))
       .handle("deleteIpRule", ({ params, query }) =>
         Effect.gen(function*() {
           const actor = yield* currentUser
           const client = yield* clientInfo
-          const existing = yield* allowlist.list(actor.tenantId)
-          const target = existing.find((rule) => rule.id === params.id)
-          if (target === undefined) {
-            return yield* new Errors.NotFound({ error: `Allowlist rule ${params.id} not found.` })
-          }
-          // The same guard as adding: removing the rule that lets the administrator in must not shut them out.
-          const left = existing.filter((rule) => rule.id !== target.id).map((rule) => rule.cidr)
-          if (query.force !== "true" && !allows(left, client.ip)) {
-            return yield* new Errors.Conflict({
-              error: `Removing ${target.cidr} would lock out your current IP ${
-                client.ipText ?? "(unknown)"
-              }: add a rule that covers it first, or send ?force=true.`
-            })
-          }
-          const row = yield* allowlist.remove(actor.tenantId, params.id)
-          if (row === undefined) return yield* new Errors.NotFound({ error: `Allowlist rule ${params.id} not found.` })
-          yield* audit.append("admin_audit_log", {
-            tenantId: actor.tenantId,
-            event: "ip_allowlist.rule_removed",
-            actor: `user:${actor.userId}`,
-            target: `ip_rule:${row.id}`,
-            data: { cidr: row.cidr, forced: query.force === "true" },
-            ip: client.ipText
-          })
-          return { success: true as const, message: `Removed ${row.cidr} from the allowlist.` }
+          return yield* allowlist.changing(actor.tenantId, (existing) =>
+            Effect.gen(function*() {
+              const target = existing.find((rule) => rule.id === params.id)
+              if (target === undefined) {
+                return yield* new Errors.NotFound({ error: `Allowlist rule ${params.id} not found.` })
+              }
+              // The same guard as adding: removing the rule that lets the administrator in must not shut them out.
+              const left = existing.filter((rule) => rule.id !== target.id).map((rule) => rule.cidr)
+              if (query.force !== "true" && !allows(left, client.ip)) {
+                return yield* new Errors.Conflict({
+                  error: `Removing ${target.cidr} would lock out your current IP ${
+                    client.ipText ?? "(unknown)"
+                  }: add a rule that covers it first, or send ?force=true.`
+                })
+              }
+              const row = yield* allowlist.remove(actor.tenantId, params.id)
+              if (row === undefined) {
+                return yield* new Errors.NotFound({ error: `Allowlist rule ${params.id} not found.` })
+              }
+              yield* audit.append("admin_audit_log", {
+                tenantId: actor.tenantId,
+                event: "ip_allowlist.rule_removed",
+                actor: `user:${actor.userId}`,
+                target: `ip_rule:${row.id}`,
+                data: { cidr: row.cidr, forced: query.force === "true" },
+                ip: client.ipText
+              })
+              return { success: true as const, message: `Removed ${row.cidr} from the allowlist.` }
+            }))
         }).pipe(orDieOnSql))
       .handle(
         "getPasswordPolicy",
