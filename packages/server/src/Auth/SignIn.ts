@@ -295,7 +295,11 @@ export class SignIn extends Context.Service<SignIn, {
         if (input.new_password === input.current_password) {
           return yield* new Errors.InvalidRequest({ error: "The new password must differ from the current one." })
         }
-        yield* users.setPassword(user.id, yield* passwords.hash(input.new_password))
+        // Against the hash just verified: of two changes at once, the second finds it gone and is refused
+        // like a wrong current password, instead of answering 200 for a password that does not work.
+        const replaced = user.password_hash !== null &&
+          (yield* users.replacePassword(user.id, user.password_hash, yield* passwords.hash(input.new_password)))
+        if (!replaced) return yield* invalidCredentials()
         yield* sessions.revokeAllOfUser(user.id)
         yield* audit.append("audit_logs", {
           tenantId: user.tenant_id,

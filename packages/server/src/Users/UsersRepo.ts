@@ -57,6 +57,11 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   readonly update: (tenantId: string, id: string, changes: UserChanges) => Effect.Effect<UserRow | undefined, SqlError>
   readonly setPassword: (id: string, passwordHash: string) => Effect.Effect<void, SqlError>
   /**
+   * Replaces the password only if it is still `currentHash` (the one the
+   * caller verified): false when another change came first.
+   */
+  readonly replacePassword: (id: string, currentHash: string, passwordHash: string) => Effect.Effect<boolean, SqlError>
+  /**
    * Claims one sign-in attempt before the password is checked: the attempt
    * counts as pending until it is released or recorded as failed, and no more
    * than `threshold + 1` attempts may be failed or pending at once, so however
@@ -141,6 +146,15 @@ export class UsersRepo extends Context.Service<UsersRepo, {
             UPDATE users SET password_hash = ${passwordHash}, password_changed_at = now(),
               must_change_password = false, failed_logins = 0, locked_until = NULL, updated_at = now()
             WHERE id = ${id}`),
+        replacePassword: (id, currentHash, passwordHash) =>
+          Effect.map(
+            sql`
+              UPDATE users SET password_hash = ${passwordHash}, password_changed_at = now(),
+                must_change_password = false, failed_logins = 0, locked_until = NULL, updated_at = now()
+              WHERE id = ${id} AND password_hash = ${currentHash}
+              RETURNING id`,
+            (rows) => rows.length > 0
+          ),
         claimAttempt: (id, threshold) =>
           Effect.gen(function*() {
             const expired = sql`(locked_until IS NOT NULL AND locked_until <= now())`
