@@ -32,6 +32,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { Blueprints } from "../Blueprints/Blueprints.ts"
 import { Inbox } from "../Inbox/Inbox.ts"
+import { orDieOnSql } from "../Platform/Defects.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { PushQueue } from "../Push/PushQueue.ts"
 import { notSpaceAdminOf, SpaceAdmins } from "../SpaceAdmin/SpaceAdmins.ts"
@@ -164,6 +165,13 @@ export class Rooms extends Context.Service<Rooms, {
         if (row === undefined) return yield* roomNotFound(id)
         return row
       })
+
+      /** In a transaction that adds to the room: 409 when it closed since it was read (it stays open until commit). */
+      const stillOpen = (room: RoomRow) =>
+        Effect.flatMap(
+          repo.lockOpen(room.tenant_id, room.id),
+          (open) => (open ? Effect.void : Effect.fail(roomClosed(room)))
+        )
 
       const takesPart = (user: UserPrincipal, room: RoomRow) => Effect.orDie(repo.isParticipant(room.id, user.userId))
 
@@ -338,6 +346,7 @@ export class Rooms extends Context.Service<Rooms, {
           }
           const userId = input.user_id
           return yield* Effect.gen(function*() {
+            yield* stillOpen(room)
             const result = yield* repo.addUser({
               tenantId: user.tenantId,
               roomId: room.id,
@@ -346,7 +355,7 @@ export class Rooms extends Context.Service<Rooms, {
             })
             if (result.added) yield* audited(user, "room.participant_added", room.id, { user_id: userId })
             return { added: result.added, participant: toParticipant(result.participant) }
-          }).pipe(sql.withTransaction, Effect.orDie)
+          }).pipe(sql.withTransaction, orDieOnSql)
         }
         const agentId = input.agent_id!
         const [agent] = isUuid(agentId) ? yield* Effect.orDie(repo.agentsById(user.tenantId, [agentId])) : []
@@ -358,6 +367,7 @@ export class Rooms extends Context.Service<Rooms, {
           })
         }
         return yield* Effect.gen(function*() {
+          yield* stillOpen(room)
           const result = yield* repo.addAgent({
             tenantId: user.tenantId,
             roomId: room.id,
@@ -372,7 +382,7 @@ export class Rooms extends Context.Service<Rooms, {
             })
           }
           return { added: result.added, participant: toParticipant(result.participant) }
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe(sql.withTransaction, orDieOnSql)
       })
 
       const invite = Effect.fn("Rooms.invite")(function*(
@@ -400,6 +410,7 @@ export class Rooms extends Context.Service<Rooms, {
         const title = `${user.nombre} invited you to a room`
         const body = room.title === null ? `Room ${room.external_ref}` : room.title
         const pushed = yield* Effect.gen(function*() {
+          yield* stillOpen(room)
           yield* repo.addUser({ tenantId: user.tenantId, roomId: room.id, userId: invitedId, addedBy: user.userId })
           const notification = yield* inbox.notify({
             tenantId: user.tenantId,
@@ -424,7 +435,7 @@ export class Rooms extends Context.Service<Rooms, {
           })
           yield* audited(user, "room.invited", room.id, { user_id: invitedId, in_app: true, push_queued: queued })
           return queued
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe(sql.withTransaction, orDieOnSql)
         if (pushed > 0) yield* push.wake
         return { success: true as const, invited: invitedId, link, notified: { inApp: true, pushSent: pushed > 0 } }
       })

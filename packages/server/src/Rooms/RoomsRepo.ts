@@ -137,6 +137,12 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
   readonly participants: (roomIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ParticipantRow>, SqlError>
   readonly isParticipant: (roomId: string, userId: string) => Effect.Effect<boolean, SqlError>
   /** Adds a person; `added` false when they already took part. */
+  /**
+   * Whether the room is open, share-locking its row until the transaction
+   * ends: a close waits for what the transaction adds, or the caller sees it
+   * closed (as appends do).
+   */
+  readonly lockOpen: (tenantId: string, roomId: string) => Effect.Effect<boolean, SqlError>
   readonly addUser: (input: {
     readonly tenantId: string
     readonly roomId: string
@@ -333,6 +339,11 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
         isParticipant: (roomId, userId) =>
           Effect.map(
             sql`SELECT 1 FROM room_participants WHERE room_id = ${roomId} AND user_id = ${userId}`,
+            (rows) => rows.length > 0
+          ),
+        lockOpen: (tenantId, roomId) =>
+          Effect.map(
+            sql`SELECT 1 FROM rooms WHERE tenant_id = ${tenantId} AND id = ${roomId} AND status = 'open' FOR SHARE`,
             (rows) => rows.length > 0
           ),
         addUser: (input) =>
