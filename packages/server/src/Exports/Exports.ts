@@ -139,7 +139,7 @@ export class Exports extends Context.Service<Exports, {
         changes: typeof Domain.UpdateRoiSettings.Type
       ) {
         return yield* Effect.gen(function*() {
-          const current = yield* repo.roiSettings(admin.tenantId)
+          const current = yield* repo.roiSettingsForUpdate(admin.tenantId)
           const saved = yield* repo.saveRoiSettings(admin.tenantId, { ...current, ...changes })
           yield* audit.append("admin_audit_log", {
             tenantId: admin.tenantId,

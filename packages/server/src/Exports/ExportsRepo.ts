@@ -62,6 +62,12 @@ export class ExportsRepo extends Context.Service<ExportsRepo, {
   ) => Effect.Effect<ReadonlyArray<DayMetricsRow>, SqlError>
   readonly roiFigures: (tenantId: string, start: Date, end: Date) => Effect.Effect<RoiFigures, SqlError>
   readonly roiSettings: (tenantId: string) => Effect.Effect<Exports.RoiSettings, SqlError>
+  /**
+   * The settings, row-locked until the transaction ends (the defaults stored
+   * first when there are none): two partial updates at once merge one after
+   * the other instead of one losing the other's field.
+   */
+  readonly roiSettingsForUpdate: (tenantId: string) => Effect.Effect<Exports.RoiSettings, SqlError>
   readonly saveRoiSettings: (
     tenantId: string,
     settings: Exports.RoiSettings
@@ -203,6 +209,19 @@ export class ExportsRepo extends Context.Service<ExportsRepo, {
               SELECT minutes_saved_per_message, minutes_saved_per_action, token_cost_per_1k
               FROM tenant_roi_settings WHERE tenant_id = ${tenantId}`,
             (rows) => rows[0] ?? defaults
+          ),
+        roiSettingsForUpdate: (tenantId) =>
+          Effect.andThen(
+            sql`
+              INSERT INTO tenant_roi_settings (tenant_id, minutes_saved_per_message, minutes_saved_per_action, token_cost_per_1k)
+              VALUES (${tenantId}, ${defaults.minutes_saved_per_message}, ${defaults.minutes_saved_per_action}, ${defaults.token_cost_per_1k})
+              ON CONFLICT (tenant_id) DO NOTHING`,
+            Effect.map(
+              sql<Exports.RoiSettings>`
+                SELECT minutes_saved_per_message, minutes_saved_per_action, token_cost_per_1k
+                FROM tenant_roi_settings WHERE tenant_id = ${tenantId} FOR UPDATE`,
+              (rows) => rows[0] ?? defaults
+            )
           ),
         saveRoiSettings: (tenantId, s) =>
           Effect.map(
