@@ -241,7 +241,12 @@ export class ChatRepo extends Context.Service<ChatRepo, {
                 RETURNING last_seq
               )
               INSERT INTO chat_messages (chat_id, tenant_id, role, content, agent_id, user_id, seq, tokens_input, tokens_output)
-              SELECT ${message.chatId}, ${message.tenantId}, ${message.role}, ${message.content}, ${message.agentId},
+              SELECT ${message.chatId}, ${message.tenantId}, ${message.role}, ${message.content}, ${
+              // An agent deleted while it answered: its message is kept, without the agent, as the deletion
+              // leaves its earlier ones (ON DELETE SET NULL), not lost to a foreign key violation.
+              message.agentId === null
+                ? null
+                : sql`(SELECT a.id FROM agents a WHERE a.id = ${message.agentId} FOR KEY SHARE)`},
                      ${message.userId ?? null}, next.last_seq, ${message.tokensInput}, ${message.tokensOutput}
               FROM next
               RETURNING ${messageColumns}`,
