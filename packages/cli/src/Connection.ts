@@ -34,7 +34,7 @@ export class NoApiKey extends Schema.TaggedError<NoApiKey>()("NoApiKey", { messa
 export interface Connection {
   readonly url: string
   readonly client: Sdk.Connected
-  /** The HTTP client under `client`, with the `--timeout` deadline (for the chat stream). */
+  /** The HTTP client under `client`, with the `--timeout` deadline (for the chat stream and downloads). */
   readonly http: HttpClient.HttpClient
 }
 

@@ -77,8 +77,8 @@ export class ChosenUrl extends Context.Service<ChosenUrl, Ref.Ref<Option.Option<
 
 /**
  * An answer the client could not take as the API's: a status the endpoint
- * does not declare, a body that does not decode, or a chat stream that is not
- * one. Such an answer may come from another server entirely.
+ * does not declare, a body that does not decode, or a chat stream or download
+ * that is not one. Such an answer may come from another server entirely.
  */
 const isForeignAnswer = (error: unknown): boolean => {
   if (Schema.isSchemaError(error) || error instanceof UnexpectedAnswer) return true
@@ -86,8 +86,8 @@ const isForeignAnswer = (error: unknown): boolean => {
     const reason = error.reason._tag
     return reason === "StatusCodeError" || reason === "DecodeError" || reason === "EmptyBodyError"
   }
-  return Predicate.isTagged(error, "ChatStreamError") && Predicate.hasProperty(error, "reason") &&
-    (error.reason === "UnexpectedAnswer" || error.reason === "InvalidEvent")
+  return (Predicate.isTagged(error, "ChatStreamError") || Predicate.isTagged(error, "DownloadFailed")) &&
+    Predicate.hasProperty(error, "reason") && (error.reason === "UnexpectedAnswer" || error.reason === "InvalidEvent")
 }
 
 const isHealthReport = Schema.is(Schema.Union([Health.HealthOk, Health.HealthDegraded]))

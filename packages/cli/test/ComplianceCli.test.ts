@@ -1,14 +1,16 @@
 /**
  * The compliance, export, report and corrections commands, run as a child
  * process against an in-process server: downloads streamed to `--out` files
- * (or standard output) and read back, and `compliance integrity`'s exit code.
+ * (or standard output) and read back, `compliance integrity`'s exit code, and
+ * a download that gets no answer told as every command tells it.
  */
 import { assert, layer } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { closedPort, localServer } from "../../server/test/LocalHttp.ts"
 import {
   adminEmail,
   adminPassword,
@@ -17,6 +19,7 @@ import {
   TestServer
 } from "../../server/test/TestServer.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
+import { signedInAdmin, storedSession } from "./CliUser.ts"
 
 /** Each run starts a Node process with tsx: a dozen of them need more than the default minute on a loaded machine. */
 const cliTimeout = 300_000
@@ -107,6 +110,32 @@ layer(testServer(), serverSuite)("compliance, export, report and corrections com
         assert.strictEqual(broken.code, 1)
         assert.include(broken.stderr, row.id)
       }),
+    cliTimeout
+  )
+
+  it.effect(
+    "a download that gets no answer says so in one line, as every command does, within --timeout",
+    () =>
+      Effect.gen(function*() {
+        const user = yield* signedInAdmin
+        // The stored session, moved to a URL that refuses connections, then to one that never answers.
+        const movedTo = (url: string) =>
+          writeFileSync(user.configFile, JSON.stringify({ ...storedSession(user.configFile), url }))
+        const refusing = `http://127.0.0.1:${yield* closedPort}`
+        movedTo(refusing)
+        const refused = yield* user.run("export", "metrics")
+        assert.strictEqual(refused.code, 1)
+        assert.strictEqual(refused.stderr, `error: cannot reach ${refusing}: is the service running?\n`)
+
+        const silent = yield* localServer(() => "hang")
+        movedTo(silent.url)
+        const late = yield* user.run("--timeout", "0.5", "compliance", "export")
+        assert.strictEqual(late.code, 1)
+        assert.strictEqual(
+          late.stderr,
+          `error: no answer from ${silent.url} within 0.5 s: the service may be overloaded or stuck; try again, or wait longer with --timeout SECONDS\n`
+        )
+      }).pipe(Effect.scoped),
     cliTimeout
   )
 })

@@ -33,7 +33,7 @@ npm install --no-audit --no-fund --loglevel=error "$work"/agent-platform-domain-
 
 # TypeScript with the strict defaults, no skipLibCheck: every .d.ts shipped must typecheck.
 cat > consumer.ts <<'TS'
-import { ApiError, chat, ConnectionError, make, makePromiseClient, PlatformApi, type PromiseClient } from "@agent-platform/sdk"
+import { ApiError, chat, ConnectionError, DownloadBrokenError, fetchDownload, make, makePromiseClient, PlatformApi, type PromiseClient, roomEvents, RoomEventsBrokenError } from "@agent-platform/sdk"
 import { Errors, type Agents } from "@agent-platform/domain"
 
 export const listAgents = async (client: PromiseClient): Promise<Array<string>> => {
@@ -52,6 +52,15 @@ export const firstEvent = async (): Promise<string | undefined> => {
   }
   return undefined
 }
+export const firstChunk = async (): Promise<number | string> => {
+  try {
+    const { body } = await fetchDownload({ baseUrl: "http://127.0.0.1:8080", sessionToken: "...", timeout: "10 seconds" }, "/api/export/metrics")
+    return (await body.getReader().read()).value?.byteLength ?? 0
+  } catch (error) {
+    return error instanceof DownloadBrokenError || error instanceof RoomEventsBrokenError ? error._tag : describeError(error)
+  }
+}
+export const frames = roomEvents({ baseUrl: "http://127.0.0.1:8080", transport: "auto" }, "chat-id")
 TS
 for resolution in nodenext bundler; do
   module="nodenext"; [[ "$resolution" == "bundler" ]] && module="esnext"
@@ -70,7 +79,7 @@ HOST=127.0.0.1 PORT="$port" DATA_DIR="$work/data" BOOTSTRAP_ADMIN_PASSWORD="$pas
   node "$root/packages/server/dist/main.mjs" >"$work/server.log" 2>&1 &
 server_pid=$!
 cat > consumer.mjs <<'JS'
-import { ApiError, chat, ConnectionError, makePromiseClient } from "@agent-platform/sdk"
+import { ApiError, chat, ConnectionError, fetchDownload, makePromiseClient, roomEvents } from "@agent-platform/sdk"
 
 const baseUrl = process.env.BASE_URL
 const admin = makePromiseClient({ baseUrl })
@@ -97,8 +106,19 @@ const chatRefused = await chatFailure({ baseUrl, apiKey: "sk_live_not-a-key" })
 if (!(chatRefused instanceof ApiError) || chatRefused._tag !== "Unauthenticated" || chatRefused.status !== 401) throw new Error(`expected Unauthenticated, got ${chatRefused}`)
 const chatUnreachable = await chatFailure({ baseUrl: `http://127.0.0.1:${process.env.CLOSED_PORT}`, apiKey: key })
 if (!(chatUnreachable instanceof ConnectionError)) throw new Error(`expected ConnectionError, got ${chatUnreachable}`)
+const session = await admin.sessionToken()
+const { contentType } = await fetchDownload({ baseUrl, sessionToken: session }, "/api/export/metrics")
+const downloadRefused = await fetchDownload({ baseUrl, sessionToken: "not-a-session" }, "/api/export/metrics")
+  .then(() => undefined, (error) => error)
+if (!(downloadRefused instanceof ApiError) || downloadRefused.status !== 401) throw new Error(`expected a 401 ApiError, got ${downloadRefused}`)
+const roomFailure = async (options) => {
+  try { for await (const _ of roomEvents(options, "no-such-chat")) void _ } catch (error) { return error }
+}
+const roomUnreachable = await roomFailure({ baseUrl: `http://127.0.0.1:${process.env.CLOSED_PORT}`, sessionToken: session })
+if (!(roomUnreachable instanceof ConnectionError)) throw new Error(`expected ConnectionError, got ${roomUnreachable}`)
 console.log(`plain Node: ${agents.length} agents listed; ${refused._tag} ${refused.status}; ${unreachable.message}`)
 console.log(`plain Node chat: ${chatRefused._tag} ${chatRefused.status} "${chatRefused.message}"; ${chatUnreachable.message}`)
+console.log(`plain Node downloads and rooms: ${contentType}; ${downloadRefused._tag} ${downloadRefused.status}; ${roomUnreachable.message}`)
 await Promise.all([admin.dispose(), client.dispose(), nowhere.dispose()])
 JS
 closed_port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"

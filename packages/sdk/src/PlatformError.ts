@@ -154,3 +154,19 @@ export const toPlatformError = (failure: unknown): PlatformError => {
   }
   return new PlatformError({ _tag: "UnknownError", status: undefined, message: String(failure), cause: failure })
 }
+
+/**
+ * A failure of the Effect client as the SDK's streams tell it in their own
+ * typed errors: no answer (`Unreachable`), none in time (`Timeout`), or an
+ * answer that is not this service's (`UnexpectedAnswer`), with the answer's
+ * status and the Promise client's one-line text.
+ */
+export const describeFailure = (failure: unknown) => {
+  const platform = toPlatformError(failure)
+  const reason = platform instanceof TimeoutError
+    ? "Timeout" as const
+    : platform instanceof ConnectionError
+    ? "Unreachable" as const
+    : "UnexpectedAnswer" as const
+  return { reason, status: platform.status, text: platform.message }
+}

@@ -19,10 +19,8 @@ import {
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { spaceWithAgent } from "./Catalog.ts"
-import { closedPort, localServer } from "./LocalHttp.ts"
+import { breakingServer, closedPort, localServer } from "./LocalHttp.ts"
 import { createKey, layer as testServer, serverSuite, TestServer } from "./TestServer.ts"
 
 /** Runs a whole turn through `chat`: the events, or what it rejected with. */
@@ -36,31 +34,6 @@ const iterate = (options: Sdk.ChatOptions, request: Chat.ChatRequest) =>
       return { events, error }
     }
   })
-
-/** A server whose chat stream starts with one event, then the connection drops. */
-const breakingServer = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ readonly url: string; readonly close: () => Promise<void> }>((resolve) => {
-      const server = createServer((request, response) => {
-        request.resume()
-        response.writeHead(200, { "content-type": "text/event-stream" })
-        response.write(`data: ${JSON.stringify({ type: "agent_info", agent_id: "a1", chat_id: "c1" })}\n\n`, () => {
-          setTimeout(() => response.destroy(), 50)
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resolve({
-          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          close: () =>
-            new Promise<void>((done) => {
-              server.closeAllConnections()
-              server.close(() => done())
-            })
-        }))
-    })
-  ),
-  (server) => Effect.promise(server.close)
-)
 
 /** A key with the `chat` scope, bound to a space with a primary agent. */
 const chatKey = Effect.gen(function*() {
@@ -190,7 +163,10 @@ layer(testServer(), serverSuite)("chat: how a failed turn rejects", (it) => {
 
     it.effect("a stream that breaks off after its first event: the event, then ChatStreamBrokenError", () =>
       Effect.gen(function*() {
-        const breaking = yield* breakingServer
+        const breaking = yield* breakingServer(
+          "text/event-stream",
+          `data: ${JSON.stringify({ type: "agent_info", agent_id: "a1", chat_id: "c1" })}\n\n`
+        )
         const { events, error } = yield* iterate({ baseUrl: breaking.url, apiKey: "sk_live_x" }, { message: "hi" })
         assert.deepStrictEqual(events, [{ type: "agent_info", agent_id: "a1", chat_id: "c1" }])
         assert.instanceOf(error, ChatStreamBrokenError)

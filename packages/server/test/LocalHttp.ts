@@ -2,6 +2,7 @@
  * Real HTTP servers on 127.0.0.1 for tests that reach out: action targets and
  * webhook receivers. Each records what it received and answers with `answer`
  * (changeable while it runs; "hang" never answers); it closes with the test.
+ * Also a server whose answer breaks off, and a port nothing listens on.
  */
 import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
@@ -92,3 +93,29 @@ export const closedPort = Effect.promise(() =>
     })
   })
 )
+
+/** A server that answers 200 with `contentType`, sends `start`, then drops the connection; it closes with the test. */
+export const breakingServer = (contentType: string, start: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{ readonly url: string; readonly close: () => Promise<void> }>((resolve) => {
+        const server = createServer((request, response) => {
+          request.resume()
+          response.writeHead(200, { "content-type": contentType })
+          response.write(start, () => {
+            setTimeout(() => response.destroy(), 50)
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+            close: () =>
+              new Promise<void>((done) => {
+                server.closeAllConnections()
+                server.close(() => done())
+              })
+          }))
+      })
+    ),
+    (server) => Effect.promise(server.close)
+  ).pipe(Effect.map(({ url }) => ({ url })))

@@ -6,6 +6,8 @@
 import * as Sdk from "@agent-platform/sdk"
 import { Console, Effect, Option, Schema, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
 import { open } from "node:fs/promises"
 import * as Connection from "../Connection.ts"
 import * as Output from "../Output.ts"
@@ -29,17 +31,20 @@ export const toFlag = Flag.String("to").pipe(
 )
 
 /**
- * Downloads `request` with the stored session and writes it, chunk by chunk,
- * to `out` (then says where, and how many bytes) or to standard output.
+ * Downloads `request` with the stored session, waiting at most `--timeout`
+ * for it to start, and writes it, chunk by chunk, to `out` (then says where,
+ * and how many bytes) or to standard output.
  */
 export const saveDownload = (
   out: Option.Option<string>,
   request: (options: Sdk.DownloadOptions) => ReturnType<typeof Sdk.download>
 ) =>
-  Connection.withSession(({ client, url }) =>
+  Connection.withSession(({ client, http, url }) =>
     Effect.gen(function*() {
       const token = yield* client.sessionToken
-      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" })
+      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" }).pipe(
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
       if (Option.isNone(out)) {
         return yield* Stream.runForEach(Stream.decodeText(download.body), (text) => Output.write(text))
       }
@@ -62,7 +67,14 @@ export const saveDownload = (
           download.filename === undefined ? "" : `, ${download.filename}`
         })`
       )
-    })
+    }).pipe(Effect.catchTag("DownloadFailed", (failed) =>
+      // No answer came: the transport's own error, so a refused connection or a late answer is told as every command tells it.
+      Effect.fail(
+        (failed.reason === "Unreachable" || failed.reason === "Timeout") &&
+          HttpClientError.isHttpClientError(failed.cause)
+          ? failed.cause
+          : failed
+      )))
   )
 
 const conversations = Command.make(
