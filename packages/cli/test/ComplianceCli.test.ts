@@ -17,9 +17,33 @@ import {
   TestServer
 } from "../../server/test/TestServer.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
+import { signedInAdmin } from "./CliUser.ts"
 
 /** Each run starts a Node process with tsx: a dozen of them need more than the default minute on a loaded machine. */
 const cliTimeout = 300_000
+
+/** A space with a primary agent and one API-key chat message in it. */
+const spaceWithChat = (code: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const admin = yield* server.admin
+    const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
+    const agent = yield* admin.api.agentsAdmin.create({
+      payload: { space_id: space.id, name: `${code} helper`, summary: "", is_primary: true }
+    })
+    const { key } = yield* admin.api.keys.create({
+      payload: { name: `${code} key`, scopes: ["chat"], space_id: space.id }
+    })
+    yield* Effect.promise(async () => {
+      const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ message: `hello from ${code}` })
+      })
+      await response.text()
+    })
+    return { space, agent }
+  })
 
 layer(testServer(), serverSuite)("compliance, export, report and corrections commands", (it) => {
   it.effect(
@@ -106,6 +130,34 @@ layer(testServer(), serverSuite)("compliance, export, report and corrections com
         const broken = yield* cli("compliance", "integrity")
         assert.strictEqual(broken.code, 1)
         assert.include(broken.stderr, row.id)
+      }),
+    cliTimeout
+  )
+
+  it.effect(
+    "export conversations --space takes the space's code or id, as every --space does",
+    () =>
+      Effect.gen(function*() {
+        const code = `export-${crypto.randomUUID().slice(0, 8)}`
+        const { space } = yield* spaceWithChat(code)
+        yield* spaceWithChat(`other-${crypto.randomUUID().slice(0, 8)}`)
+        const admin = yield* signedInAdmin
+        for (const ref of [code, space.id]) {
+          const exported = yield* admin.run("export", "conversations", "--space", ref)
+          assert.strictEqual(exported.code, 0, exported.stderr)
+          const rows: Array<Record<string, string>> = parse(exported.stdout, {
+            columns: true,
+            record_delimiter: "\r\n"
+          })
+          assert.isAbove(rows.length, 0)
+          assert.deepStrictEqual([...new Set(rows.map((row) => row.space_code))], [code])
+        }
+        const unknown = yield* admin.run("export", "conversations", "--space", "no-such-space")
+        assert.strictEqual(unknown.code, 1)
+        assert.strictEqual(
+          unknown.stderr,
+          "error: space no-such-space not found: `agent-platform spaces list` shows them\n"
+        )
       }),
     cliTimeout
   )

@@ -8,6 +8,7 @@ import { Console, Effect, Option, Schema, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
 import { open } from "node:fs/promises"
 import * as Connection from "../Connection.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 
 /** The output file cannot be written. */
@@ -31,15 +32,16 @@ export const toFlag = Flag.String("to").pipe(
 /**
  * Downloads `request` with the stored session and writes it, chunk by chunk,
  * to `out` (then says where, and how many bytes) or to standard output.
+ * `request` gets the signed-in client too, to look up what its query names.
  */
-export const saveDownload = (
+export const saveDownload = <E, R>(
   out: Option.Option<string>,
-  request: (options: Sdk.DownloadOptions) => ReturnType<typeof Sdk.download>
+  request: (options: Sdk.DownloadOptions, client: Sdk.Connected) => Effect.Effect<Sdk.Download, E, R>
 ) =>
   Connection.withSession(({ client, url }) =>
     Effect.gen(function*() {
       const token = yield* client.sessionToken
-      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" })
+      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" }, client)
       if (Option.isNone(out)) {
         return yield* Stream.runForEach(Stream.decodeText(download.body), (text) => Output.write(text))
       }
@@ -70,15 +72,18 @@ const conversations = Command.make(
   {
     from: fromFlag,
     to: toFlag,
-    space: Flag.String("space").pipe(Flag.withDescription("Only this space (its id)"), Flag.optional),
+    space: Flag.String("space").pipe(Flag.withDescription("Only this space (its code or id)"), Flag.optional),
     out: outFlag
   },
   ({ from, out, space, to }) =>
-    saveDownload(out, (options) =>
-      Sdk.downloadConversations(options, {
-        from: Option.getOrUndefined(from),
-        to: Option.getOrUndefined(to),
-        group_id: Option.getOrUndefined(space)
+    saveDownload(out, (options, client) =>
+      Effect.gen(function*() {
+        const spaceId = Option.isSome(space) ? (yield* Lookup.space(client, space.value)).id : undefined
+        return yield* Sdk.downloadConversations(options, {
+          from: Option.getOrUndefined(from),
+          to: Option.getOrUndefined(to),
+          group_id: spaceId
+        })
       }))
 ).pipe(Command.withDescription("Export conversations as CSV, one row per message (admin)"))
 
