@@ -17,7 +17,7 @@ import {
   TestServer
 } from "../../server/test/TestServer.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
-import { signedInAdmin } from "./CliUser.ts"
+import { cliUser, signedInAdmin } from "./CliUser.ts"
 
 /** Each run starts a Node process with tsx: a dozen of them need more than the default minute on a loaded machine. */
 const cliTimeout = 300_000
@@ -157,6 +157,38 @@ layer(testServer(), serverSuite)("compliance, export, report and corrections com
         assert.strictEqual(
           unknown.stderr,
           "error: space no-such-space not found: `agent-platform spaces list` shows them\n"
+        )
+      }),
+    cliTimeout
+  )
+
+  it.effect(
+    "corrections list --agent takes the agent's name or id; below Space Admin, its id",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* server.admin
+        yield* admin.api.admin.updateFlags({ payload: { feature_decision_records: true } })
+        const code = `corr-${crypto.randomUUID().slice(0, 8)}`
+        const { agent } = yield* spaceWithChat(code)
+        const cli = yield* signedInAdmin
+        for (const ref of [agent.name, agent.id]) {
+          assert.deepStrictEqual(yield* cli.runJson("corrections", "list", "--agent", ref), { corrections: [] })
+        }
+        const unknown = yield* cli.run("corrections", "list", "--agent", "Nobody")
+        assert.strictEqual(unknown.stderr, "error: agent Nobody not found: `agent-platform agents list` shows them\n")
+
+        const email = `${code}@example.com`
+        const password = "Corrections-Reader-9"
+        yield* admin.api.admin.createUser({ payload: { email, nombre: "Reader", password, role_id: "r_user" } })
+        const user = yield* cliUser
+        assert.strictEqual((yield* user.login(email, password)).code, 0)
+        assert.deepStrictEqual(yield* user.runJson("corrections", "list", "--agent", agent.id), { corrections: [] })
+        const byName = yield* user.run("corrections", "list", "--agent", agent.name)
+        assert.strictEqual(byName.code, 1)
+        assert.strictEqual(
+          byName.stderr,
+          `error: cannot look up the agent named ${agent.name}: listing agents takes an administrator or a Space Admin; give its id\n`
         )
       }),
     cliTimeout
