@@ -193,4 +193,32 @@ layer(testServer(), serverSuite)("compliance, export, report and corrections com
       }),
     cliTimeout
   )
+
+  it.effect(
+    "a feature that is off names the CLI command that turns it on, not the HTTP route",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* server.admin
+        const before = yield* admin.api.admin.getFlags()
+        yield* admin.api.admin.updateFlags({ payload: { feature_compliance_pack: false, feature_war_rooms: false } })
+        const cli = yield* signedInAdmin
+        const integrity = yield* cli.run("compliance", "integrity")
+        const exported = yield* cli.run("compliance", "export")
+        const rooms = yield* cli.run("rooms", "list")
+        yield* admin.api.admin.updateFlags({ payload: before })
+        for (const refused of [integrity, exported]) {
+          assert.strictEqual(refused.code, 1)
+          assert.strictEqual(
+            refused.stderr,
+            "error: The compliance pack is off for this tenant: an administrator can turn it on with `agent-platform flags set feature_compliance_pack=on`.\n"
+          )
+        }
+        assert.strictEqual(
+          rooms.stderr,
+          "error: Work rooms are off for this tenant (flag feature_war_rooms): an administrator can turn it on with `agent-platform flags set feature_war_rooms=on`.\n"
+        )
+      }),
+    cliTimeout
+  )
 })
