@@ -1,12 +1,14 @@
 /**
  * How a failed command ends: one line on stderr, `error: <message>`, and exit
  * code 1. The message is the server's own (`error` in every error body of the
- * API) when it sent one.
+ * API) when it sent one — where it names the HTTP route that turns a feature
+ * on, the CLI names its own `flags set` command instead.
  *
  * Usage errors take the same one-line form through {@link presenter};
  * `Command.run` sets their exit code (1) itself. The CLI's own messages name
  * commands as the user runs them (`pnpm cli login` from a checkout).
  */
+import { Admin } from "@agent-platform/domain"
 import { Console, Data, Effect, Predicate, Runtime, Schema } from "effect"
 import { CliError, CliOutput } from "effect/cli"
 import type * as HttpClient from "effect/http/HttpClient"
@@ -67,10 +69,26 @@ const ownMessage = (error: unknown): Effect.Effect<string> => {
   return Effect.succeed(String(error))
 }
 
+/** The route a refusal of a feature that is off names for turning it on (403 `FeatureDisabled`). */
+const flagsRoute = "PUT /api/admin/tenant/flags"
+
+const flagNames = Object.keys(Admin.TenantFlags.fields)
+
+/**
+ * The server's message, with the way to turn a feature on named as the CLI
+ * command (`flags set feature_x=on`) where the server names its HTTP route.
+ */
+const inCliTerms = (message: string): Effect.Effect<string> => {
+  const route = message.indexOf(flagsRoute)
+  const flag = flagNames.find((name) => message.includes(name))
+  if (route === -1 || flag === undefined) return Effect.succeed(message)
+  return Effect.map(Invocation.command(`flags set ${flag}=on`), (command) => `${message.slice(0, route)}${command}.`)
+}
+
 /** The one-line message for a failure: the server's own, or the CLI's naming commands as the user runs them. */
 export const messageOf = (error: unknown): Effect.Effect<string> => {
   const fromServer = serverMessage(error)
-  if (fromServer !== undefined) return Effect.succeed(fromServer)
+  if (fromServer !== undefined) return inCliTerms(fromServer)
   return Effect.gen(function*() {
     return Invocation.rename(yield* ownMessage(error), yield* Invocation.Invocation)
   })

@@ -4,7 +4,7 @@
  * the API takes. A name that matches several is refused: the id decides.
  */
 import type * as Sdk from "@agent-platform/sdk"
-import { Effect, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import * as Invocation from "./Invocation.ts"
 
 /** The reference names nothing, or several things. */
@@ -45,6 +45,49 @@ export const agent = (client: Sdk.Connected, ref: string) =>
   Effect.flatMap(
     client.api.agentsAdmin.list({ query: {} }),
     ({ agents }) => pick(agents, ref, (a) => a.name, "agent", "agents list")
+  )
+
+const isUuid = Schema.is(Schema.String.check(Schema.isUUID()))
+
+/**
+ * The agent `ref` names among what `listed` lists. A caller refused the list
+ * (`refusal`: a key without `agents:read`, a session below Space Admin) may
+ * still give an id, passed on unchecked as before; a name then cannot be
+ * looked up, and `why` says what it would take.
+ */
+const agentOrId = <E extends { readonly _tag: string }, R>(
+  listed: Effect.Effect<ReadonlyArray<{ readonly id: string; readonly name: string }>, E, R>,
+  ref: string,
+  refusal: E["_tag"],
+  why: string
+): Effect.Effect<{ readonly id: string }, E | UnknownReference, R> =>
+  listed.pipe(
+    Effect.flatMap((agents) => pick(agents, ref, (a) => a.name, "agent", "agents list")),
+    Effect.catchIf(
+      (error): error is E => Predicate.isTagged(error, refusal),
+      () =>
+        isUuid(ref)
+          ? Effect.succeed({ id: ref })
+          : Effect.fail(new UnknownReference({ message: `cannot look up the agent named ${ref}: ${why}; give its id` }))
+    )
+  )
+
+/** An agent by name or id, as an API key (`GET /v1/agents`); by id only for a key without `agents:read`. */
+export const agentAsKey = (client: Sdk.Connected, ref: string) =>
+  agentOrId(
+    Effect.map(client.api.agents.list({ query: {} }), ({ agents }) => agents),
+    ref,
+    "ScopeMissing",
+    "the key may not list agents (that takes the scope agents:read or agents)"
+  )
+
+/** An agent by name or id, for any signed-in user; by id only for those who may not list agents (below Space Admin). */
+export const agentAsUser = (client: Sdk.Connected, ref: string) =>
+  agentOrId(
+    Effect.map(client.api.agentsAdmin.list({ query: {} }), ({ agents }) => agents),
+    ref,
+    "RoleMissing",
+    "listing agents takes an administrator or a Space Admin"
   )
 
 /** The tenant's actions, for looking several up. */

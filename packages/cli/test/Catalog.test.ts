@@ -249,6 +249,45 @@ layer(testServer({ CRON_INTERVAL_MS: "200", WEBHOOK_MAX_ATTEMPTS: "1" }), server
         }))
     })
 
+    describe("usage errors name the flag and its rule, in one line", () => {
+      it.effect("a flag's state, a signing secret's length, an endpoint that is no URL", () =>
+        Effect.gen(function*() {
+          const admin = yield* signedInAdmin
+          const state = yield* admin.run("flags", "set", "feature_war_rooms=maybe")
+          assert.strictEqual(state.code, 1)
+          assert.strictEqual(
+            state.stderr,
+            "error: Invalid value for argument <flag=on|off>: \"feature_war_rooms=maybe\". Expected: feature_war_rooms is on or off (or true, false, yes, no) (see `agent-platform flags set --help`)\n"
+          )
+          const secret = yield* admin.run(
+            "webhooks",
+            "create",
+            "--name",
+            "short secret",
+            "--endpoint",
+            "https://hooks.example.com/x",
+            "--signing-secret",
+            "short"
+          )
+          assert.strictEqual(secret.code, 1)
+          assert.match(
+            secret.stderr,
+            /^error: Invalid value for flag --signing-secret: .*Expected: 16 to 256 characters \(see `agent-platform webhooks create --help`\)\n$/
+          )
+          assert.notInclude(secret.stderr, "short")
+          for (const command of [["actions", "create", "--description", "y"], ["webhooks", "create"]]) {
+            const endpoint = yield* admin.run(...command, "--name", "x", "--endpoint", "not-a-url")
+            assert.strictEqual(endpoint.code, 1)
+            assert.strictEqual(
+              endpoint.stderr,
+              `error: Invalid value for flag --endpoint: "not-a-url". Expected: an absolute http or https URL (see \`agent-platform ${
+                command.slice(0, 2).join(" ")
+              } --help\`)\n`
+            )
+          }
+        }))
+    })
+
     describe("webhooks", () => {
       it.effect("create and list a subscription; log shows a delivery; retry schedules a dead letter again", () =>
         Effect.gen(function*() {

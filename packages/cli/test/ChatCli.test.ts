@@ -193,6 +193,61 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("agent-platform know
       }))
   })
 
+  describe("knowledge --agent", () => {
+    it.effect("names the agent by name or id, as every --agent does; a shared name asks for the id", () =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const name = `Refunds ${crypto.randomUUID().slice(0, 8)}`
+        const refunds = yield* w.admin.api.agentsAdmin.create({
+          payload: { space_id: w.space.id, name, summary: "Refunds", is_primary: false }
+        })
+        yield* w.admin.api.agentsAdmin.create({
+          payload: { space_id: w.space.id, name: "Support", summary: "A second Support", is_primary: false }
+        })
+        const { key } = yield* createKey(["files", "agents:read"], { rate_limit_rpm: 10_000 })
+
+        const ingested = yield* w.run([
+          "knowledge",
+          "ingest",
+          w.file("refunds.md", refundPolicy),
+          "--agent",
+          name,
+          "--key",
+          key
+        ])
+        assert.strictEqual(ingested.code, 0, ingested.stderr)
+        const listed = yield* w.run(["--json", "knowledge", "list", "--agent", name, "--key", key])
+        assert.strictEqual(listed.code, 0, listed.stderr)
+        assert.deepStrictEqual(
+          JSON.parse(listed.stdout).files.map((f: { agent_id: string; filename: string }) => [f.agent_id, f.filename]),
+          [[refunds.id, "refunds.md"]]
+        )
+
+        const shared = yield* w.run(["knowledge", "list", "--agent", "Support", "--key", key])
+        assert.strictEqual(shared.code, 1)
+        assert.match(
+          shared.stderr,
+          /^error: \d+ agents are named Support: give the id \(`agent-platform agents list` shows them\)\n$/
+        )
+        const unknown = yield* w.run(["knowledge", "list", "--agent", "Nobody", "--key", key])
+        assert.strictEqual(unknown.code, 1)
+        assert.strictEqual(unknown.stderr, "error: agent Nobody not found: `agent-platform agents list` shows them\n")
+      }))
+
+    it.effect("a key that may not list agents still takes an id, and says so for a name", () =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const byId = yield* w.run(["knowledge", "list", "--agent", w.support.id])
+        assert.strictEqual(byId.code, 0, byId.stderr)
+        const byName = yield* w.run(["knowledge", "list", "--agent", "Support"])
+        assert.strictEqual(byName.code, 1)
+        assert.strictEqual(
+          byName.stderr,
+          "error: cannot look up the agent named Support: the key may not list agents (that takes the scope agents:read or agents); give its id\n"
+        )
+      }))
+  })
+
   describe("chat", () => {
     it.effect("piped lines are one chat: the second message continues it (same chat_id, one history)", () =>
       Effect.gen(function*() {

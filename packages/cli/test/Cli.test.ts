@@ -604,6 +604,21 @@ layer(testServer(), serverSuite)("agent-platform CLI", (it) => {
         assert.strictEqual((yield* user.run("whoami")).stderr, "error: not signed in: run `agent-platform login`\n")
       }))
 
+    it.effect("with the service down, deletes the stored session anyway, warning that the server's stays valid", () =>
+      Effect.gen(function*() {
+        const user = yield* signedInAdmin
+        const url = `http://127.0.0.1:${yield* closedPort}`
+        writeFileSync(user.configFile, JSON.stringify({ ...storedSession(user.configFile), url }))
+        const result = yield* user.run("logout")
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.isFalse(existsSync(user.configFile))
+        assert.strictEqual(
+          result.stderr,
+          `warning: the session could not be ended on the server (cannot reach ${url}: is the service running?); it stays valid there until it expires\n`
+        )
+        assert.strictEqual(result.stdout, `Signed out of ${url} on this machine only.\n`)
+      }))
+
     it.effect("a session file that is not one is reported, not ignored", () =>
       Effect.gen(function*() {
         const user = yield* signedInAdmin

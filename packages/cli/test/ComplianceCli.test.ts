@@ -19,10 +19,33 @@ import {
   TestServer
 } from "../../server/test/TestServer.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
-import { signedInAdmin, storedSession } from "./CliUser.ts"
+import { cliUser, signedInAdmin, storedSession } from "./CliUser.ts"
 
 /** Each run starts a Node process with tsx: a dozen of them need more than the default minute on a loaded machine. */
 const cliTimeout = 300_000
+
+/** A space with a primary agent and one API-key chat message in it. */
+const spaceWithChat = (code: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const admin = yield* server.admin
+    const space = yield* admin.api.admin.createSpace({ payload: { code, name: code } })
+    const agent = yield* admin.api.agentsAdmin.create({
+      payload: { space_id: space.id, name: `${code} helper`, summary: "", is_primary: true }
+    })
+    const { key } = yield* admin.api.keys.create({
+      payload: { name: `${code} key`, scopes: ["chat"], space_id: space.id }
+    })
+    yield* Effect.promise(async () => {
+      const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ message: `hello from ${code}` })
+      })
+      await response.text()
+    })
+    return { space, agent }
+  })
 
 layer(testServer(), serverSuite)("compliance, export, report and corrections commands", (it) => {
   it.effect(
@@ -136,6 +159,94 @@ layer(testServer(), serverSuite)("compliance, export, report and corrections com
           `error: no answer from ${silent.url} within 0.5 s: the service may be overloaded or stuck; try again, or wait longer with --timeout SECONDS\n`
         )
       }).pipe(Effect.scoped),
+    cliTimeout
+  )
+
+  it.effect(
+    "export conversations --space takes the space's code or id, as every --space does",
+    () =>
+      Effect.gen(function*() {
+        const code = `export-${crypto.randomUUID().slice(0, 8)}`
+        const { space } = yield* spaceWithChat(code)
+        yield* spaceWithChat(`other-${crypto.randomUUID().slice(0, 8)}`)
+        const admin = yield* signedInAdmin
+        for (const ref of [code, space.id]) {
+          const exported = yield* admin.run("export", "conversations", "--space", ref)
+          assert.strictEqual(exported.code, 0, exported.stderr)
+          const rows: Array<Record<string, string>> = parse(exported.stdout, {
+            columns: true,
+            record_delimiter: "\r\n"
+          })
+          assert.isAbove(rows.length, 0)
+          assert.deepStrictEqual([...new Set(rows.map((row) => row.space_code))], [code])
+        }
+        const unknown = yield* admin.run("export", "conversations", "--space", "no-such-space")
+        assert.strictEqual(unknown.code, 1)
+        assert.strictEqual(
+          unknown.stderr,
+          "error: space no-such-space not found: `agent-platform spaces list` shows them\n"
+        )
+      }),
+    cliTimeout
+  )
+
+  it.effect(
+    "corrections list --agent takes the agent's name or id; below Space Admin, its id",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* server.admin
+        yield* admin.api.admin.updateFlags({ payload: { feature_decision_records: true } })
+        const code = `corr-${crypto.randomUUID().slice(0, 8)}`
+        const { agent } = yield* spaceWithChat(code)
+        const cli = yield* signedInAdmin
+        for (const ref of [agent.name, agent.id]) {
+          assert.deepStrictEqual(yield* cli.runJson("corrections", "list", "--agent", ref), { corrections: [] })
+        }
+        const unknown = yield* cli.run("corrections", "list", "--agent", "Nobody")
+        assert.strictEqual(unknown.stderr, "error: agent Nobody not found: `agent-platform agents list` shows them\n")
+
+        const email = `${code}@example.com`
+        const password = "Corrections-Reader-9"
+        yield* admin.api.admin.createUser({ payload: { email, nombre: "Reader", password, role_id: "r_user" } })
+        const user = yield* cliUser
+        assert.strictEqual((yield* user.login(email, password)).code, 0)
+        assert.deepStrictEqual(yield* user.runJson("corrections", "list", "--agent", agent.id), { corrections: [] })
+        const byName = yield* user.run("corrections", "list", "--agent", agent.name)
+        assert.strictEqual(byName.code, 1)
+        assert.strictEqual(
+          byName.stderr,
+          `error: cannot look up the agent named ${agent.name}: listing agents takes an administrator or a Space Admin; give its id\n`
+        )
+      }),
+    cliTimeout
+  )
+
+  it.effect(
+    "a feature that is off names the CLI command that turns it on, not the HTTP route",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const admin = yield* server.admin
+        const before = yield* admin.api.admin.getFlags()
+        yield* admin.api.admin.updateFlags({ payload: { feature_compliance_pack: false, feature_war_rooms: false } })
+        const cli = yield* signedInAdmin
+        const integrity = yield* cli.run("compliance", "integrity")
+        const exported = yield* cli.run("compliance", "export")
+        const rooms = yield* cli.run("rooms", "list")
+        yield* admin.api.admin.updateFlags({ payload: before })
+        for (const refused of [integrity, exported]) {
+          assert.strictEqual(refused.code, 1)
+          assert.strictEqual(
+            refused.stderr,
+            "error: The compliance pack is off for this tenant: an administrator can turn it on with `agent-platform flags set feature_compliance_pack=on`.\n"
+          )
+        }
+        assert.strictEqual(
+          rooms.stderr,
+          "error: Work rooms are off for this tenant (flag feature_war_rooms): an administrator can turn it on with `agent-platform flags set feature_war_rooms=on`.\n"
+        )
+      }),
     cliTimeout
   )
 })

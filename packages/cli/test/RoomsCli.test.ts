@@ -48,6 +48,24 @@ layer(testServer(), serverSuite)("agent-platform rooms", (it) => {
         assert.strictEqual(unknown.code, 1)
         assert.match(unknown.stderr, /^error: space .* not found/)
       }))
+
+    it.effect("names the space by code or id, as every --space does; an unknown code points at `spaces list`", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { space, seeded } = yield* roomSpace()
+        const cli = yield* cliAs(adminEmail, adminPassword)
+        const byCode = yield* cli("--json", "rooms", "seed-defaults", "--space", space.code)
+        assert.strictEqual(byCode.code, 0, byCode.stderr)
+        assert.deepStrictEqual(JSON.parse(byCode.stdout), seeded)
+        const unknown = yield* cli("rooms", "seed-defaults", "--space", "no-such-space")
+        assert.strictEqual(unknown.code, 1)
+        assert.strictEqual(
+          unknown.stderr,
+          "error: space no-such-space not found: `agent-platform spaces list` shows them\n"
+        )
+        const help = yield* cli("rooms", "seed-defaults", "--help")
+        assert.match(help.stdout, /--space string +The space to seed \(its code or id\)/)
+      }))
   })
 
   describe("rooms list, show, close", () => {

@@ -7,6 +7,8 @@
 import { assert, it } from "@effect/vitest"
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
 import { layerEmbedded, layerPostgres, migrate } from "../../server/src/Platform/Database.ts"
 import { postgresCopy } from "../../server/test/TestServer.ts"
 import { run, temporaryDirectory } from "./CliProcess.ts"
@@ -71,4 +73,28 @@ it.live(
       assert.sameMembers([...after.audit[0].data.removed], ["203.0.113.0/24", "2001:db8::/32"])
     }).pipe(Effect.scoped),
   { timeout: 180_000 }
+)
+
+it.live(
+  "reset-allowlist refuses a DATA_DIR that does not exist or holds no database, creating nothing",
+  () =>
+    Effect.gen(function*() {
+      const dir = yield* temporaryDirectory
+      const missing = join(dir, "no-such-folder")
+      const absent = yield* run(["security", "reset-allowlist", "--tenant", "default"], { DATA_DIR: missing })
+      assert.strictEqual(absent.code, 1)
+      assert.strictEqual(
+        absent.stderr,
+        `error: DATA_DIR ${missing} does not exist: set DATA_DIR to the service's data folder, or DATABASE_URL to its PostgreSQL\n`
+      )
+      assert.isFalse(existsSync(missing))
+
+      const empty = yield* run(["security", "reset-allowlist", "--tenant", "default"], { DATA_DIR: dir })
+      assert.strictEqual(empty.code, 1)
+      assert.strictEqual(
+        empty.stderr,
+        `error: DATA_DIR ${dir} holds no database: set DATA_DIR to the service's data folder, or DATABASE_URL to its PostgreSQL\n`
+      )
+      assert.deepStrictEqual(readdirSync(dir), [])
+    }).pipe(Effect.scoped)
 )

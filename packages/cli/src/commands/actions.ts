@@ -6,6 +6,7 @@ import { ActionAdmin, Actions } from "@agent-platform/domain"
 import { Console, Effect, Schema, SchemaTransformation } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as HttpUrl from "../HttpUrl.ts"
 import * as Invocation from "../Invocation.ts"
 import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
@@ -65,6 +66,7 @@ const create = Command.make(
     ),
     url: Flag.String("endpoint").pipe(
       Flag.withDescription("The URL called; `{name}` placeholders are filled from the parameters"),
+      Flag.filter(HttpUrl.isHttpUrl, () => HttpUrl.rule),
       Flag.withSchema(ActionAdmin.CreateAction.fields.url)
     ),
     headers: Flag.String("header").pipe(

@@ -3,6 +3,7 @@ import { Session } from "@agent-platform/domain"
 import { Console, Effect, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as FailureReport from "../FailureReport.ts"
 import * as Output from "../Output.ts"
 import * as PasswordInput from "../PasswordInput.ts"
 import { root } from "../Root.ts"
@@ -67,18 +68,34 @@ export const logout = Command.make(
   Effect.fnUntraced(function*() {
     const { json } = yield* root
     const { url, client } = yield* Connection.signedIn
-    // A session the server no longer knows (expired, revoked) is as good as signed out.
     const result = yield* client.api.auth.logout().pipe(
+      // A session the server no longer knows (expired, revoked) is as good as signed out.
       Effect.catchTag(
         "Unauthenticated",
         () => Effect.succeed({ success: true, message: "The session had already ended." })
+      ),
+      // Signing out of this machine must not depend on the service: the stored session goes all the same.
+      Effect.catch((error) =>
+        Effect.gen(function*() {
+          const why = yield* FailureReport.messageOf(error)
+          yield* Console.error(
+            `warning: the session could not be ended on the server (${
+              Output.printable(why)
+            }); it stays valid there until it expires`
+          )
+          return { success: false, message: `Deleted the stored session only: ${why}` }
+        })
       )
     )
     yield* SessionFile.remove
     if (json) return yield* Output.json(result)
-    yield* Console.log(`Signed out of ${url}.`)
+    yield* Console.log(result.success ? `Signed out of ${url}.` : `Signed out of ${url} on this machine only.`)
   })
-).pipe(Command.withDescription("End the session on the server and delete it from this machine"))
+).pipe(
+  Command.withDescription(
+    "End the session on the server and delete it from this machine (deleted even when the server cannot be reached)"
+  )
+)
 
 export const whoami = Command.make(
   "whoami",

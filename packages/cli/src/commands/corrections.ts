@@ -1,8 +1,9 @@
-/** `corrections list --agent ID`: an agent's decision records (`feature_decision_records`). */
+/** `corrections list --agent AGENT`: an agent's decision records (`feature_decision_records`). */
 import type { Corrections } from "@agent-platform/domain"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
@@ -14,7 +15,7 @@ const excerpt = (text: string) => {
 const list = Command.make(
   "list",
   {
-    agent: Flag.String("agent").pipe(Flag.withDescription("The agent's id")),
+    agent: Flag.String("agent").pipe(Flag.withDescription("The agent (its name or id)")),
     status: Flag.Literals("status", ["open", "accepted", "rejected"]).pipe(
       Flag.withDescription("Only records in this state"),
       Flag.optional
@@ -23,10 +24,11 @@ const list = Command.make(
   Effect.fnUntraced(function*({ agent, status }) {
     const { json } = yield* root
     const result = yield* Connection.withSession(({ client }) =>
-      client.api.corrections.listForAgent({
-        params: { id: agent },
-        query: Option.isSome(status) ? { status: status.value } : {}
-      })
+      Effect.flatMap(Lookup.agentAsUser(client, agent), ({ id }) =>
+        client.api.corrections.listForAgent({
+          params: { id },
+          query: Option.isSome(status) ? { status: status.value } : {}
+        }))
     )
     if (json) return yield* Output.json(result)
     yield* Output.table<Corrections.DecisionRecord>([

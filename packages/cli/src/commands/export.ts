@@ -10,6 +10,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import { open } from "node:fs/promises"
 import * as Connection from "../Connection.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 
 /** The output file cannot be written. */
@@ -33,16 +34,17 @@ export const toFlag = Flag.String("to").pipe(
 /**
  * Downloads `request` with the stored session, waiting at most `--timeout`
  * for it to start, and writes it, chunk by chunk, to `out` (then says where,
- * and how many bytes) or to standard output.
+ * and how many bytes) or to standard output. `request` gets the signed-in
+ * client too, to look up what its query names.
  */
-export const saveDownload = (
+export const saveDownload = <E, R>(
   out: Option.Option<string>,
-  request: (options: Sdk.DownloadOptions) => ReturnType<typeof Sdk.download>
+  request: (options: Sdk.DownloadOptions, client: Sdk.Connected) => Effect.Effect<Sdk.Download, E, R>
 ) =>
   Connection.withSession(({ client, http, url }) =>
     Effect.gen(function*() {
       const token = yield* client.sessionToken
-      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" }).pipe(
+      const download = yield* request({ baseUrl: url, sessionToken: token ?? "" }, client).pipe(
         Effect.provideService(HttpClient.HttpClient, http)
       )
       if (Option.isNone(out)) {
@@ -67,7 +69,7 @@ export const saveDownload = (
           download.filename === undefined ? "" : `, ${download.filename}`
         })`
       )
-    }).pipe(Effect.catchTag("DownloadFailed", (failed) =>
+    }).pipe(Effect.catchIf((error): error is Sdk.DownloadFailed => error instanceof Sdk.DownloadFailed, (failed) =>
       // No answer came: the transport's own error, so a refused connection or a late answer is told as every command tells it.
       Effect.fail(
         (failed.reason === "Unreachable" || failed.reason === "Timeout") &&
@@ -82,15 +84,18 @@ const conversations = Command.make(
   {
     from: fromFlag,
     to: toFlag,
-    space: Flag.String("space").pipe(Flag.withDescription("Only this space (its id)"), Flag.optional),
+    space: Flag.String("space").pipe(Flag.withDescription("Only this space (its code or id)"), Flag.optional),
     out: outFlag
   },
   ({ from, out, space, to }) =>
-    saveDownload(out, (options) =>
-      Sdk.downloadConversations(options, {
-        from: Option.getOrUndefined(from),
-        to: Option.getOrUndefined(to),
-        group_id: Option.getOrUndefined(space)
+    saveDownload(out, (options, client) =>
+      Effect.gen(function*() {
+        const spaceId = Option.isSome(space) ? (yield* Lookup.space(client, space.value)).id : undefined
+        return yield* Sdk.downloadConversations(options, {
+          from: Option.getOrUndefined(from),
+          to: Option.getOrUndefined(to),
+          group_id: spaceId
+        })
       }))
 ).pipe(Command.withDescription("Export conversations as CSV, one row per message (admin)"))
 

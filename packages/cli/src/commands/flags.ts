@@ -45,12 +45,20 @@ const Assignment = Schema.String.pipe(
   )
 )
 
+/** What is wrong with an assignment that does not decode: the flag's name, or its state. */
+const whyNotAssignment = (text: string): string => {
+  const [name] = text.split("=", 1)
+  return (flagNames as ReadonlyArray<string>).includes(name)
+    ? `${name} is on or off (or true, false, yes, no)`
+    : `a flag name, one of ${flagNames.join(", ")}`
+}
+
 const set = Command.make(
   "set",
   {
     assignments: Argument.String("flag=on|off").pipe(
       Argument.withDescription(`A flag and its new state, e.g. feature_war_rooms=on; flags: ${flagNames.join(", ")}`),
-      Argument.withSchema(Assignment),
+      Argument.filterMap(Schema.decodeUnknownOption(Assignment), whyNotAssignment),
       Argument.atLeast(1)
     )
   },

@@ -24,6 +24,7 @@ import {
 import { Argument, Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
 import * as Invocation from "../Invocation.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
@@ -135,7 +136,7 @@ const ingest = Command.make(
       Argument.withDescription("A UTF-8 text document (Markdown, plain text, ...), at most 2 MiB")
     ),
     agent: Flag.String("agent").pipe(
-      Flag.withDescription("The agent whose knowledge it becomes (its id)"),
+      Flag.withDescription("The agent whose knowledge it becomes (its name or id)"),
       Flag.withSchema(Knowledge.IngestRequest.fields.agent_id)
     ),
     key: Connection.apiKeyFlag
@@ -144,14 +145,15 @@ const ingest = Command.make(
     const { json } = yield* root
     const { client } = yield* Connection.withApiKey(key)
     const document = yield* readDocument(file)
+    const { id: agentId } = yield* Lookup.agentAsKey(client, agent)
     const accepted = yield* client.api.knowledge.ingest({
-      payload: { agent_id: agent, filename: document.filename, content: document.content }
+      payload: { agent_id: agentId, filename: document.filename, content: document.content }
     })
     const states = yield* Queue.unbounded<Knowledge.KnowledgeFile, Cause.Done>()
     const printer = yield* (json ? Effect.void : printProgress(document.filename, accepted.status, states)).pipe(
       Effect.forkChild
     )
-    const finished = yield* Sdk.waitUntilReady(client, { agentId: agent, fileId: accepted.file_id }, {
+    const finished = yield* Sdk.waitUntilReady(client, { agentId, fileId: accepted.file_id }, {
       onProgress: (state) => {
         if (state !== undefined) Queue.offerUnsafe(states, state)
       }
@@ -173,7 +175,7 @@ const ingest = Command.make(
 ).pipe(
   Command.withDescription("Add a document to an agent's knowledge and wait until it is ready to answer from"),
   Command.withExamples([{
-    command: "agent-platform knowledge ingest docs/refunds.md --agent 3f2c...",
+    command: "agent-platform knowledge ingest docs/refunds.md --agent Support",
     description: "Ingest a document; prints `refunds.md: pending… processing… ready (1,234 bytes)`"
   }])
 )
@@ -181,19 +183,18 @@ const ingest = Command.make(
 const list = Command.make(
   "list",
   {
-    agent: Flag.String("agent").pipe(Flag.withDescription("Only this agent's files (its id)"), Flag.optional),
+    agent: Flag.String("agent").pipe(Flag.withDescription("Only this agent's files (its name or id)"), Flag.optional),
     key: Connection.apiKeyFlag
   },
   Effect.fnUntraced(function*({ agent, key }) {
     const { json } = yield* root
     const { client } = yield* Connection.withApiKey(key)
-    const listed = yield* client.api.knowledge.list({
-      query: Option.match(agent, { onNone: () => ({}), onSome: (id) => ({ agent_id: id }) })
-    })
+    const agentId = Option.isSome(agent) ? (yield* Lookup.agentAsKey(client, agent.value)).id : undefined
+    const listed = yield* client.api.knowledge.list({ query: agentId === undefined ? {} : { agent_id: agentId } })
     if (json) return yield* Output.json(listed)
     if (listed.files.length === 0) {
       return yield* Console.log(
-        `No knowledge files yet: add one with ${yield* Invocation.command("knowledge ingest FILE --agent ID")}.`
+        `No knowledge files yet: add one with ${yield* Invocation.command("knowledge ingest FILE --agent AGENT")}.`
       )
     }
     yield* Output.table<Knowledge.KnowledgeFile>([

@@ -6,6 +6,7 @@ import type { Rooms } from "@agent-platform/domain"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as Lookup from "../Lookup.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
 
@@ -128,11 +129,12 @@ const close = Command.make(
 
 const seedDefaults = Command.make(
   "seed-defaults",
-  { space: Flag.String("space").pipe(Flag.withDescription("The space's id")) },
+  { space: Flag.String("space").pipe(Flag.withDescription("The space to seed (its code or id)")) },
   Effect.fnUntraced(function*({ space }) {
     const { json } = yield* root
     yield* Connection.withSession(Effect.fnUntraced(function*({ client }) {
-      const seeded = yield* client.api.blueprints.seedDefaults({ payload: { space_id: space } })
+      const { id: spaceId } = yield* Lookup.space(client, space)
+      const seeded = yield* client.api.blueprints.seedDefaults({ payload: { space_id: spaceId } })
       if (json) return yield* Output.json(seeded)
       yield* Output.fields([
         ["persistent blueprint", seeded.blueprint_ids.persistent],
@@ -147,7 +149,7 @@ const seedDefaults = Command.make(
     "Seed a space's default blueprints and minute-taking agents (administrators; safe to repeat)"
   ),
   Command.withExamples([{
-    command: "agent-platform rooms seed-defaults --space 7d0c...",
+    command: "agent-platform rooms seed-defaults --space support",
     description: "Make the space ready for rooms: the same ids come back on every run"
   }])
 )

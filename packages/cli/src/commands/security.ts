@@ -6,11 +6,42 @@
  * first; the embedded database admits one process).
  */
 import { OperatorDatabaseLive, resetAllowlist } from "@agent-platform/server/SecurityPolicies/AllowlistRecovery.ts"
-import { Console, Effect } from "effect"
+import { Config, Console, Effect, FileSystem, Option, Path, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as References from "effect/References"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
+
+/** Neither DATABASE_URL nor a DATA_DIR holding the embedded database names a database to recover. */
+export class NoDatabase extends Schema.TaggedError<NoDatabase>()("NoDatabase", { message: Schema.String }) {}
+
+/** The service's default DATA_DIR (see the server's configuration). */
+const defaultDataDir = "./.data"
+
+/**
+ * Refuses an embedded database that is not there: opening a missing or empty
+ * DATA_DIR would create a fresh database, and the tenant would then be
+ * "unknown" in it — and the fresh folder left behind.
+ */
+const requireDatabase = Effect.gen(function*() {
+  const databaseUrl = yield* Config.option(Config.String("DATABASE_URL")).pipe(Effect.orDie)
+  if (Option.isSome(databaseUrl)) return
+  const configured = Option.filter(
+    yield* Config.option(Config.String("DATA_DIR")).pipe(Effect.orDie),
+    (dir) => dir.length > 0
+  )
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const dir = path.resolve(Option.getOrElse(configured, () => defaultDataDir))
+  const named = Option.isSome(configured) ? `DATA_DIR ${dir}` : `DATA_DIR (unset, so ${dir})`
+  const fix = "set DATA_DIR to the service's data folder, or DATABASE_URL to its PostgreSQL"
+  if (!(yield* fs.exists(dir).pipe(Effect.orElseSucceed(() => false)))) {
+    return yield* new NoDatabase({ message: `${named} does not exist: ${fix}` })
+  }
+  if (!(yield* fs.exists(path.join(dir, "PG_VERSION")).pipe(Effect.orElseSucceed(() => false)))) {
+    return yield* new NoDatabase({ message: `${named} holds no database: ${fix}` })
+  }
+})
 
 const resetAllowlistCommand = Command.make(
   "reset-allowlist",
@@ -19,6 +50,7 @@ const resetAllowlistCommand = Command.make(
   },
   Effect.fnUntraced(function*({ tenant }) {
     const { json } = yield* root
+    yield* requireDatabase
     const result = yield* resetAllowlist(tenant).pipe(
       Effect.provide(OperatorDatabaseLive),
       // The database's own start-up lines (migrations) are not this command's output.

@@ -7,9 +7,13 @@ import { Webhooks } from "@agent-platform/domain"
 import { Config, Console, Effect, Option, Redacted, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Connection from "../Connection.ts"
+import * as HttpUrl from "../HttpUrl.ts"
 import * as Invocation from "../Invocation.ts"
 import * as Output from "../Output.ts"
 import { root } from "../Root.ts"
+
+/** A signing secret the API takes. */
+const isSecret = Schema.is(Webhooks.CreateWebhookSubscription.fields.signing_secret.schema)
 
 const subscriptionArgument = Argument.String("subscription").pipe(
   Argument.withDescription("The subscription's id, as `webhooks list` shows it")
@@ -26,6 +30,7 @@ const create = Command.make(
       Flag.withDescription(
         "Where deliveries are POSTed (https; http and private addresses only where the server allows them)"
       ),
+      Flag.filter(HttpUrl.isHttpUrl, () => HttpUrl.rule),
       Flag.withSchema(Webhooks.CreateWebhookSubscription.fields.url)
     ),
     event: Flag.Literals("event", ["on_action_executed", "on_action_failed", "*"] as const).pipe(
@@ -37,6 +42,8 @@ const create = Command.make(
         "Sign deliveries with this secret (16 to 256 characters; prefer AGENT_PLATFORM_WEBHOOK_SECRET)"
       ),
       Flag.withFallbackConfig(Config.Redacted("AGENT_PLATFORM_WEBHOOK_SECRET")),
+      // Checked here, not by the client's encoding of the payload: a usage error names the flag and keeps the secret out.
+      Flag.filter((secret) => isSecret(Redacted.value(secret)), () => "16 to 256 characters"),
       Flag.optional
     )
   },
