@@ -12,7 +12,7 @@
  * Embedded database by default; BENCH_DATABASE_URL (+ BENCH_REDIS_URL) runs it
  * on PostgreSQL instead (a database of its own, dropped afterwards).
  *
- *   pnpm bench:memory     (BENCH_REQUESTS=1000000, BENCH_CONNECTIONS=32, BENCH_KEYS=1000)
+ *   pnpm bench:memory     (BENCH_REQUESTS=1000000, BENCH_CONNECTIONS=32, BENCH_KEYS=4000)
  *
  * BENCH_NODE_ARGS passes flags to the service's node (e.g. `--trace-gc`,
  * written to the service's log, whose path is then printed).
@@ -34,7 +34,7 @@ import {
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 1_000_000)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
-const keyCount = Number(process.env.BENCH_KEYS ?? 1000)
+const keyCount = Number(process.env.BENCH_KEYS ?? 4000)
 const sampleEveryMs = 2000
 const probePath = join(import.meta.dirname, "servers", "MemoryProbe.mjs")
 

@@ -18,7 +18,7 @@
  * Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (a database of its own is
  * created on that server and dropped afterwards); skipped without them.
  *
- *   pnpm bench:scale    (BENCH_SECONDS=6, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=1000)
+ *   pnpm bench:scale    (BENCH_SECONDS=6, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=4000)
  */
 import { cpus, loadavg } from "node:os"
 import pg from "pg"
@@ -39,7 +39,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 6)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
 // Each key may make 300 requests a minute (the data class limit): enough keys that none is refused.
-const keyCount = Number(process.env.BENCH_KEYS ?? 1000)
+const keyCount = Number(process.env.BENCH_KEYS ?? 4000)
 
 interface Result extends Omit<LoadResult, "requests"> {
   /** Committed database transactions per request served (the statistics of the bench's database). */
