@@ -15,6 +15,7 @@
  */
 import { Errors, type Me, type Push, PushErrors, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
+import { timingSafeEqual } from "node:crypto"
 import { OutboundGuard } from "../Actions/OutboundGuard.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { PushSubscriptionsRepo, type Registration, type SubscriptionRow } from "./PushSubscriptionsRepo.ts"
@@ -28,10 +29,13 @@ const toSubscription = (row: SubscriptionRow): typeof Push.PushSubscription.Type
 
 const decodedLength = (base64url: string) => Buffer.from(base64url, "base64url").length
 
+/** Byte arrays compared in constant time (the auth secret is one). */
+const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b)
+
 /** Whether `keys` are the ones `row` was registered with (as bytes: the base64url padding may differ). */
 const sameKeys = (row: SubscriptionRow, keys: typeof Push.CreatePushSubscription.Type["keys"]) =>
-  Buffer.from(row.p256dh, "base64url").equals(Buffer.from(keys.p256dh, "base64url")) &&
-  Buffer.from(row.auth, "base64url").equals(Buffer.from(keys.auth, "base64url"))
+  sameBytes(Buffer.from(row.p256dh, "base64url"), Buffer.from(keys.p256dh, "base64url")) &&
+  sameBytes(Buffer.from(row.auth, "base64url"), Buffer.from(keys.auth, "base64url"))
 
 /** What is wrong with a subscription, or undefined. */
 const subscriptionProblem = (
