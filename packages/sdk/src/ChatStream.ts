@@ -19,7 +19,7 @@ import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { defaultTimeout, withTimeout } from "./Client.ts"
-import { PlatformError, reasonOf, TimeoutError, toPlatformError, UnexpectedResponse } from "./PlatformError.ts"
+import { describeFailure, PlatformError, reasonOf, toPlatformError, UnexpectedResponse } from "./PlatformError.ts"
 
 export interface ChatOptions {
   readonly baseUrl: string
@@ -87,12 +87,8 @@ const decodeRequestError = Schema.decodeUnknownEffect(Schema.fromJsonString(Chat
 
 /** No answer: the request's transport failed (the Promise client's text, one line). */
 const noAnswer = (error: HttpClientError.HttpClientError) => {
-  const platform = toPlatformError(error)
-  return new ChatStreamError({
-    reason: platform instanceof TimeoutError ? "Timeout" : "Unreachable",
-    message: platform.message,
-    cause: error
-  })
+  const { reason, status, text } = describeFailure(error)
+  return new ChatStreamError({ reason, status, message: text, cause: error })
 }
 
 const preview = (text: string) => JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text)

@@ -5,13 +5,10 @@
 import { Context, Effect, Exit, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { isUuid } from "../Platform/Ids.ts"
+import { selectSpaceByRef, type SpaceRow } from "../Tenants/SpaceRefs.ts"
 import { groupCommit } from "./GroupCommit.ts"
 
-export interface SpaceRow {
-  readonly id: string
-  readonly code: string
-}
+export type { SpaceRow }
 
 export interface AgentRow {
   readonly id: string
@@ -205,15 +202,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       })
 
       return ChatRepo.of({
-        findSpace: (tenantId, ref) =>
-          Effect.map(
-            isUuid(ref)
-              ? sql<
-                SpaceRow
-              >`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
-              : sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} AND code = ${ref}`,
-            first
-          ),
+        findSpace: (tenantId, ref) => Effect.map(selectSpaceByRef(sql, tenantId, ref), first),
         firstSpace: (tenantId) =>
           Effect.map(
             sql<SpaceRow>`SELECT id, code FROM spaces WHERE tenant_id = ${tenantId} ORDER BY created_at, id LIMIT 1`,

@@ -8,7 +8,7 @@ import type { Exports } from "@agent-platform/domain"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { isUuid } from "../Platform/Ids.ts"
+import { selectSpaceByRef } from "../Tenants/SpaceRefs.ts"
 
 export interface MessageExportRow {
   readonly id: string
@@ -123,15 +123,7 @@ export class ExportsRepo extends Context.Service<ExportsRepo, {
       }
 
       return ExportsRepo.of({
-        spaceIdOf: (tenantId, ref) =>
-          Effect.map(
-            isUuid(ref)
-              ? sql<
-                { id: string }
-              >`SELECT id FROM spaces WHERE tenant_id = ${tenantId} AND (id = ${ref} OR code = ${ref})`
-              : sql<{ id: string }>`SELECT id FROM spaces WHERE tenant_id = ${tenantId} AND code = ${ref}`,
-            (rows) => rows[0]?.id
-          ),
+        spaceIdOf: (tenantId, ref) => Effect.map(selectSpaceByRef(sql, tenantId, ref), (rows) => rows[0]?.id),
         tenantName: (tenantId) =>
           Effect.map(
             sql<{ name: string }>`SELECT name FROM tenants WHERE id = ${tenantId}`,
