@@ -56,6 +56,9 @@ export interface StartOptions {
  * with the time it took from spawning the process. Its output goes to a log
  * file (`logFile`), as a supervisor would collect it.
  */
+/** BENCH_NODE_ARGS: flags for node when it runs the service (`--max-semi-space-size=32`, say), in every bench. */
+const nodeArgsFromEnv = process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? []
+
 export const startService = async (
   env: Record<string, string>,
   options: StartOptions = {}
@@ -65,7 +68,11 @@ export const startService = async (
   const logFile = join(mkdtempSync(join(tmpdir(), "agent-platform-bench-log-")), "service.log")
   const log = openSync(logFile, "a")
   const started = performance.now()
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "packages/server/dist/main.mjs"], {
+  const child = spawn(process.execPath, [
+    ...nodeArgsFromEnv,
+    ...(options.nodeArgs ?? []),
+    "packages/server/dist/main.mjs"
+  ], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", log, log]

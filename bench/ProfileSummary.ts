@@ -25,6 +25,8 @@ interface ProfileNode {
 }
 
 interface Profile {
+  /** When the profile started, in µs of the monotonic clock (the one `process.hrtime` reads). */
+  readonly startTime: number
   readonly nodes: ReadonlyArray<ProfileNode>
   readonly samples: ReadonlyArray<number>
   readonly timeDeltas: ReadonlyArray<number>
@@ -106,8 +108,18 @@ export const packageOf = (file: string, name: string): string => {
   return file
 }
 
-/** Self time per package and per function of a profile, leaving out its first `skipMs` (start-up). */
-export const summarize = (path: string, skipMs = 0): Summary => {
+/** Now on the monotonic clock the profiler stamps its samples with, in ms. */
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6
+
+/** How long after a profile's start a moment of {@link monotonicMs} came (profiles of this machine). */
+export const sinceProfileStart = (path: string, at: number): number =>
+  at - (JSON.parse(readFileSync(path, "utf8")) as Profile).startTime / 1000
+
+/**
+ * Self time per package and per function of a profile, leaving out its first
+ * `skipMs` (start-up) and whatever came after `untilMs`.
+ */
+export const summarize = (path: string, skipMs = 0, untilMs = Number.POSITIVE_INFINITY): Summary => {
   const profile = JSON.parse(readFileSync(path, "utf8")) as Profile
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfMs = new Map<number, number>()
@@ -115,6 +127,7 @@ export const summarize = (path: string, skipMs = 0): Summary => {
   for (let i = 0; i < profile.samples.length; i++) {
     elapsedMs += profile.timeDeltas[i] / 1000
     if (elapsedMs < skipMs) continue
+    if (elapsedMs > untilMs) break
     // timeDeltas[i] is the time before sample i; it belongs to the previous sample's node.
     const delta = (profile.timeDeltas[i + 1] ?? 0) / 1000
     selfMs.set(profile.samples[i], (selfMs.get(profile.samples[i]) ?? 0) + delta)

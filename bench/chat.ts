@@ -17,10 +17,14 @@
  * measured the same way in the same run: the ratios are what the platform
  * costs over the transport. Figures for the embedded database, and for
  * PostgreSQL + Redis when BENCH_DATABASE_URL (and BENCH_REDIS_URL) are set.
- * BENCH_PROFILE=1 profiles the embedded service during the burst
- * (`node --cpu-prof`) and prints self time per package and function.
+ * BENCH_PROFILE=1 profiles the embedded service during the bursts
+ * (`node --cpu-prof`) and prints self time per package and function: over
+ * all of them, then for each burst from its start to its last first event.
+ * BENCH_FRESH_CONNECTIONS=1 opens new connections for every burst (200
+ * clients of their own) instead of reusing the last burst's; BENCH_WARMUP
+ * chats, one at a time, warm the service before anything is measured.
  *
- *   pnpm bench:chat            (BENCH_CHATS=30, BENCH_CONCURRENCY=8, BENCH_BURST=200)
+ *   pnpm bench:chat            (BENCH_CHATS=30, BENCH_CONCURRENCY=8, BENCH_BURST=200, BENCH_WARMUP=10)
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, rmSync } from "node:fs"
@@ -29,7 +33,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
 import { benchAdmin, freePort, report, startService, withBenchDatabase } from "./Harness.ts"
-import { format, summarize } from "./ProfileSummary.ts"
+import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const chats = Number(process.env.BENCH_CHATS ?? 30)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
@@ -37,7 +41,7 @@ const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const burst = Number(process.env.BENCH_BURST ?? 200)
 /** Bursts measured, each after one of the bare server's. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
-const warmup = 10
+const warmup = Number(process.env.BENCH_WARMUP ?? 10)
 const profile = process.env.BENCH_PROFILE === "1"
 const question = "How long does it take to get my refund?"
 const refundPolicy = [
@@ -60,7 +64,20 @@ interface Stream {
 }
 
 /** Keep-alive connections, as a chat client holds them; node:http keeps the client's own cost low. */
-const agent = new Agent({ keepAlive: true, maxSockets: 256 })
+let httpAgent = new Agent({ keepAlive: true, maxSockets: 256 })
+
+/**
+ * BENCH_FRESH_CONNECTIONS=1: every burst (the bare server's too) opens new
+ * connections, as 200 different clients would, instead of reusing those of
+ * the burst before.
+ */
+const freshConnections = process.env.BENCH_FRESH_CONNECTIONS === "1"
+
+const burstConnections = () => {
+  if (!freshConnections) return
+  httpAgent.destroy()
+  httpAgent = new Agent({ keepAlive: true, maxSockets: 256 })
+}
 
 /** POSTs a chat and reads its SSE frames; the same code measures the baseline and the platform. */
 const measureChat = (url: string, key: string): Promise<Stream> =>
@@ -69,7 +86,7 @@ const measureChat = (url: string, key: string): Promise<Stream> =>
     const started = performance.now()
     const req = request(`${url}/v1/chat/completions`, {
       method: "POST",
-      agent,
+      agent: httpAgent,
       headers: {
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
@@ -240,6 +257,8 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
     let bare: PlatformFigures
     let measured: PlatformFigures
     let burstStartedMs: number
+    /** From each burst's start to its last first event ({@link monotonicMs}): what the slowest waited for. */
+    const burstWindows: Array<readonly [number, number]> = []
     try {
       await runChats(bareServer.url, () => "none", warmup, 1)
       const bareSequential = figures(await runChats(bareServer.url, () => "none", chats, 1))
@@ -255,8 +274,13 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
       const bareBursts: Array<Run> = []
       const bursts: Array<Run> = []
       for (let round = 0; round < rounds; round++) {
+        burstConnections()
         bareBursts.push(await runChats(bareServer.url, () => "none", burst, burst))
-        bursts.push(await runChats(service.url, nextKey, burst, burst))
+        burstConnections()
+        const startedAt = monotonicMs()
+        const run = await runChats(service.url, nextKey, burst, burst)
+        bursts.push(run)
+        burstWindows.push([startedAt, startedAt + Math.max(...run.streams.map((s) => s.firstEventMs))])
       }
       const p99s = (runs: ReadonlyArray<Run>) => runs.map((run) => figures(run).firstP99)
       bare = {
@@ -275,6 +299,18 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
       if (file === undefined) throw new Error("no CPU profile was written")
       console.log(`\nCPU profile of the service during the burst of ${burst} chats (${label}, profiler on):`)
       console.log(format(summarize(join(profileDir, file), burstStartedMs), { requests: rounds * burst, top: 30 }))
+      for (const [round, [from, until]] of burstWindows.entries()) {
+        console.log(
+          `\nCPU profile of burst ${round + 1} until its last first event (${(until - from).toFixed(0)} ms, ${label}):`
+        )
+        const path = join(profileDir, file)
+        console.log(
+          format(summarize(path, sinceProfileStart(path, from), sinceProfileStart(path, until)), {
+            requests: burst,
+            top: 30
+          })
+        )
+      }
     }
     return { platform: measured, bare }
   } finally {
@@ -403,5 +439,5 @@ try {
   }
   console.log(`load average after the run: ${await uptime()}`)
 } finally {
-  agent.destroy()
+  httpAgent.destroy()
 }

@@ -93,7 +93,7 @@ const service = await startService({
   BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
   SESSION_SECRET: "bench-compliance-session-secret-0123456789",
   LOG_LEVEL: "Error"
-}, { nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? [] })
+})
 if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${service.logFile}`)
 try {
   // -------------------------------------------------------------------------

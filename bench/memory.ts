@@ -167,7 +167,7 @@ const run = async (name: string, env: Record<string, string>) => {
   try {
     const probeFile = join(probeDir, "memory-probe.jsonl")
     const platform = await startService({ ...env, MEMORY_PROBE_FILE: probeFile }, {
-      nodeArgs: ["--import", probePath, ...(process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? [])]
+      nodeArgs: ["--import", probePath]
     })
     services.push(platform)
     if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${platform.logFile}`)
