@@ -26,6 +26,16 @@ import {
 const together = <A, R>(requests: ReadonlyArray<Effect.Effect<A, never, R>>) =>
   Effect.all(requests, { concurrency: "unbounded" })
 
+/** Work rooms on, a new space's default blueprints, and the administrator's client and session cookie. */
+const roomsOn = Effect.gen(function*() {
+  const admin = yield* adminClient
+  const cookie = yield* sessionCookie(admin)
+  yield* admin.api.admin.updateFlags({ payload: { feature_war_rooms: true } })
+  const space = yield* newSpace()
+  const seeded = yield* admin.api.blueprints.seedDefaults({ payload: { space_id: space.id } })
+  return { admin, cookie, seeded }
+})
+
 const statuses = (answers: ReadonlyArray<{ readonly status: number }>) => answers.map((answer) => answer.status).sort()
 
 layer(Layer.provideMerge(ChatRepo.layer, testServer()), serverSuite)("concurrent decisions", (it) => {
@@ -139,11 +149,7 @@ layer(Layer.provideMerge(ChatRepo.layer, testServer()), serverSuite)("concurrent
 
   it.effect("invitations racing a room's close: each 201 or 409; a 201's person is in the closed room, a 409 adds nobody", () =>
     Effect.gen(function*() {
-      const admin = yield* adminClient
-      const cookie = yield* sessionCookie(admin)
-      yield* admin.api.admin.updateFlags({ payload: { feature_war_rooms: true } })
-      const space = yield* newSpace()
-      const seeded = yield* admin.api.blueprints.seedDefaults({ payload: { space_id: space.id } })
+      const { admin, cookie, seeded } = yield* roomsOn
       const invitees = yield* Effect.forEach(Array.from({ length: 8 }, (_, i) => i), (i) =>
         admin.api.admin.createUser({
           payload: {
@@ -176,6 +182,51 @@ layer(Layer.provideMerge(ChatRepo.layer, testServer()), serverSuite)("concurrent
         if (answers[i].status === 201) assert.isTrue(listed.has(invitee.id), `invite ${i} answered 201 after the close`)
         else assert.isFalse(present.has(invitee.id), `invite ${i} answered 409 but joined`)
       })
+    }))
+
+  it.effect("a persistent room's close racing its reopen: the close answers the closed room with its minutes, written once", () =>
+    Effect.gen(function*() {
+      const { admin, cookie, seeded } = yield* roomsOn
+      const ref = `standing-${crypto.randomUUID()}`
+      const { room } = yield* admin.api.rooms.create({
+        payload: { external_ref: ref, blueprint_id: seeded.blueprint_ids.persistent }
+      })
+      const sql = yield* SqlClient.SqlClient
+      for (let trial = 0; trial < 8; trial++) {
+        // A room that is open again: a reopen of the closed room waits for nothing.
+        yield* admin.api.rooms.create({ payload: { external_ref: ref } })
+        yield* admin.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: `We decided on ${trial}.` }
+        })
+        const [closed, reopened] = yield* together([
+          http(`/api/rooms/${room.id}/close`, json("POST", {}, { cookie })),
+          // Sent a moment later, so that it mostly finds the room closed, its minutes not yet stored.
+          Effect.andThen(
+            Effect.sleep(`${trial} millis`),
+            http("/api/rooms", json("POST", { external_ref: ref }, { cookie }))
+          )
+        ])
+        assert.strictEqual(closed.status, 200, JSON.stringify(closed.body))
+        assert.strictEqual(closed.body.status, "closed")
+        // The minutes cover the room's chat, earlier periods included: this period's decision comes last.
+        assert.deepStrictEqual(closed.body.minutes.decisions.at(-1), {
+          decision: `We decided on ${trial}.`,
+          owner: null
+        })
+        assert.strictEqual(reopened.status, 200, JSON.stringify(reopened.body))
+        assert.strictEqual(reopened.body.room.id, room.id)
+      }
+      // Every close got its minutes, once: its audit entry and its two messages, whichever request wrote them.
+      const [{ closes }] = yield* sql<{ closes: number }>`
+        SELECT count(*)::int AS closes FROM audit_logs WHERE target = ${`room:${room.id}`} AND event = 'room.closed'`
+      assert.strictEqual(closes, 8)
+      const summaries = yield* sql<{ content: string }>`
+        SELECT content FROM chat_messages WHERE chat_id = ${room.chat_id} AND content LIKE 'Decisions:%' ORDER BY seq`
+      assert.deepStrictEqual(
+        summaries.map((m) => m.content.split("\n").at(-1)),
+        Array.from({ length: 8 }, (_, trial) => `- We decided on ${trial}.`)
+      )
     }))
 
   it.effect("executions racing the deletion of webhook subscriptions: every call answered and recorded once", () =>

@@ -1079,6 +1079,54 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
           yield* sql`SELECT id FROM rooms WHERE id IN (${room.id}, ${other.id}) AND minutes_due_at IS NOT NULL`
         assert.strictEqual(due.length, 0)
       }).pipe(Effect.orDie))
+
+    it.effect("a persistent room reopened while its close's minutes are still due gets them first, once", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { seeded } = yield* roomSpace()
+        const ana = yield* person("Ana")
+        const bo = yield* person("Bo")
+        const ref = `standing-${crypto.randomUUID()}`
+        const room = yield* newRoom(ana.client, seeded.blueprint_ids.persistent, ref)
+        yield* ana.client.api.rooms.addParticipant({ params: { id: room.id }, payload: { user_id: bo.id } })
+        yield* ana.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "We decided to roll back the payment deploy." }
+        })
+        const sql = yield* SqlClient.SqlClient
+        // Bo's close is committed and its minutes are not stored yet: its process is still writing them, or
+        // stopped (the jobs role would take them up when they fall due).
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${bo.id},
+            minutes_due_at = now() + interval '180 seconds'
+          WHERE id = ${room.id}`
+
+        const reopened = yield* asUser(ana.client, "/api/rooms", json("POST", { external_ref: ref }))
+        assert.strictEqual(reopened.status, 200, JSON.stringify(reopened.body))
+        assert.strictEqual(reopened.body.room.id, room.id)
+        assert.strictEqual(reopened.body.room.status, "open")
+        assert.isNull(reopened.body.room.minutes)
+        // The closed period's minutes came first, as the close would have written them, and count as its own.
+        const frame = yield* ana.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { after: 1 } })
+        assert.strictEqual(frame.room_status, "open")
+        assert.deepStrictEqual(frame.messages.map((m) => [m.seq, m.author_name]), [[2, "Summary"], [3, "Decisions"]])
+        assert.strictEqual(
+          frame.messages[1].content,
+          "Decisions:\n- We decided to roll back the payment deploy."
+        )
+        assert.deepStrictEqual(yield* auditEvents("audit_logs", `room:${room.id}`), [
+          "room.created",
+          "room.participant_added",
+          "room.closed",
+          "room.reopened"
+        ])
+        const [closedBy] = yield* sql<{ actor: string }>`
+          SELECT actor FROM audit_logs WHERE target = ${`room:${room.id}`} AND event = 'room.closed'`
+        assert.strictEqual(closedBy.actor, `user:${bo.id}`)
+        // The jobs role finds nothing left to write.
+        const due = yield* sql`SELECT id FROM rooms WHERE id = ${room.id} AND minutes_due_at IS NOT NULL`
+        assert.strictEqual(due.length, 0)
+      }).pipe(Effect.orDie))
   })
 })
 

@@ -43,7 +43,8 @@ export class RoomMinutes extends Context.Service<RoomMinutes, {
    * room, appends them as their authors' messages and records `room.closed`
    * in the audit chain, in one transaction, then tells the room's feeds.
    * Returns the room as stored — as another writer stored it when it got
-   * there first, and as it is when it was reopened meanwhile.
+   * there first; when the room was reopened since, as this close left it,
+   * with the minutes written for it (a reopen finishes the minutes first).
    */
   readonly record: (room: RoomRow, closedBy: string | null) => Effect.Effect<RoomRow>
   /** One cycle of the recovery: the minutes of the rooms past `minutes_due_at`. */
@@ -98,7 +99,14 @@ export class RoomMinutes extends Context.Service<RoomMinutes, {
           })
           return stored
         }).pipe(sql.withTransaction)
-        if (stored === undefined) return (yield* repo.find(room.tenant_id, room.id)) ?? room
+        if (stored === undefined) {
+          // Stored by another writer (the recovery, or a reopen finishing them first): the room as stored while it
+          // is still closed; once reopened, the room as this close left it, with the minutes written for it.
+          const current = yield* repo.find(room.tenant_id, room.id)
+          return current !== undefined && current.status === "closed" && current.minutes !== null
+            ? current
+            : { ...room, minutes: written.minutes, minutes_due_at: null }
+        }
         yield* feeds.signal(room.chat_id, "status")
         return stored
       }, Effect.orDie)

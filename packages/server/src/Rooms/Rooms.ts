@@ -214,11 +214,16 @@ export class Rooms extends Context.Service<Rooms, {
         const live = yield* Effect.orDie(repo.findLiveByRef(user.tenantId, ref))
         if (live === undefined) return undefined
         yield* mayUseSpace(user, live.space_id)
+        // Closed, its minutes still to come (being written by the close, or left by a stopped process): the closed
+        // period's minutes are written first, here if no one else has stored them yet, and the room reopens after.
+        if (live.status === "closed" && live.minutes === null && live.minutes_due_at !== null) {
+          yield* roomMinutes.record(live, live.closed_by)
+        }
         const settled = yield* Effect.gen(function*() {
           let room: RoomRow | undefined = live
           if (live.status === "closed") {
             room = yield* repo.reopen(user.tenantId, live.id)
-            // Reopened by a concurrent call meanwhile: read it again.
+            // Reopened by a concurrent call meanwhile (or closed again, its minutes due): read it again.
             if (room === undefined) return undefined
             yield* audited(user, "room.reopened", room.id, { external_ref: ref })
           }

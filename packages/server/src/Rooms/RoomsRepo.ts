@@ -22,6 +22,9 @@ export interface RoomRow {
   readonly minutes: unknown
   readonly created_at: Date
   readonly closed_at: Date | null
+  readonly closed_by: string | null
+  /** Set by a close until its minutes are stored: a close's minutes still to come. */
+  readonly minutes_due_at: Date | null
   /** The agent waiting for a person's answer (a parameter or a confirmation), and that person. */
   readonly awaiting_agent_id: string | null
   readonly awaiting_user_id: string | null
@@ -105,7 +108,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
    * (the ref has an open room, or a persistent one). Run in a transaction.
    */
   readonly insert: (room: NewRoom) => Effect.Effect<RoomRow | undefined, SqlError>
-  /** Reopens a closed persistent room; undefined when it was not closed. */
+  /** Reopens a closed persistent room whose minutes are in; undefined when it was not closed, or its minutes are still due. */
   readonly reopen: (tenantId: string, id: string) => Effect.Effect<RoomRow | undefined, SqlError>
   /**
    * Closes an open room, its minutes due in `minutesDueSeconds`; undefined
@@ -132,7 +135,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
   readonly claimDueMinutes: (
     limit: number,
     leaseSeconds: number
-  ) => Effect.Effect<ReadonlyArray<RoomRow & { readonly closed_by: string | null }>, SqlError>
+  ) => Effect.Effect<ReadonlyArray<RoomRow>, SqlError>
   readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<RoomRow>, SqlError>
   readonly participants: (roomIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ParticipantRow>, SqlError>
   readonly isParticipant: (roomId: string, userId: string) => Effect.Effect<boolean, SqlError>
@@ -203,7 +206,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
       const sql = yield* SqlClient.SqlClient
       const first = <A>(rows: ReadonlyArray<A>) => rows[0]
       const roomColumns = sql.literal(
-        "id, seq, tenant_id, space_id, blueprint_id, external_ref, title, lifecycle, status, chat_id, minutes, created_at, closed_at, awaiting_agent_id, awaiting_user_id"
+        "id, seq, tenant_id, space_id, blueprint_id, external_ref, title, lifecycle, status, chat_id, minutes, created_at, closed_at, closed_by, minutes_due_at, awaiting_agent_id, awaiting_user_id"
       )
       const messageSelect = sql.literal(`
         SELECT m.id, m.seq, m.role, m.user_id, m.agent_id, COALESCE(u.nombre, a.name) AS author_name, m.content, m.created_at
@@ -275,6 +278,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
             sql<RoomRow>`
               UPDATE rooms SET status = 'open', closed_at = NULL, closed_by = NULL, minutes = NULL, minutes_due_at = NULL
               WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'closed'
+                AND (minutes IS NOT NULL OR minutes_due_at IS NULL)
               RETURNING ${roomColumns}`,
             first
           ),
@@ -300,7 +304,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
             first
           ),
         claimDueMinutes: (limit, leaseSeconds) =>
-          sql<RoomRow & { readonly closed_by: string | null }>`
+          sql<RoomRow>`
             UPDATE rooms SET minutes_due_at = now() + ${leaseSeconds}::int * interval '1 second'
             WHERE id IN (
               SELECT id FROM rooms
@@ -308,7 +312,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
               ORDER BY minutes_due_at LIMIT ${limit}
               FOR UPDATE SKIP LOCKED
             )
-            RETURNING ${roomColumns}, closed_by`,
+            RETURNING ${roomColumns}`,
         list: (filter) => {
           const conditions = [
             sql`r.tenant_id = ${filter.tenantId}`,
@@ -324,7 +328,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
           return sql<RoomRow>`
             SELECT ${
             sql.literal(
-              "r.id, r.seq, r.tenant_id, r.space_id, r.blueprint_id, r.external_ref, r.title, r.lifecycle, r.status, r.chat_id, r.minutes, r.created_at, r.closed_at, r.awaiting_agent_id, r.awaiting_user_id"
+              "r.id, r.seq, r.tenant_id, r.space_id, r.blueprint_id, r.external_ref, r.title, r.lifecycle, r.status, r.chat_id, r.minutes, r.created_at, r.closed_at, r.closed_by, r.minutes_due_at, r.awaiting_agent_id, r.awaiting_user_id"
             )
           }
             FROM rooms r WHERE ${sql.and(conditions)}
