@@ -1080,7 +1080,7 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         assert.strictEqual(due.length, 0)
       }).pipe(Effect.orDie))
 
-    it.effect("a persistent room reopened while its close's minutes are still due gets them first, once", () =>
+    it.effect("a persistent room reopened while its close's minutes are still due gets them first, once; each period its own", () =>
       Effect.gen(function*() {
         yield* setRoomsFlag(true)
         const { seeded } = yield* roomSpace()
@@ -1126,6 +1126,18 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         // The jobs role finds nothing left to write.
         const due = yield* sql`SELECT id FROM rooms WHERE id = ${room.id} AND minutes_due_at IS NOT NULL`
         assert.strictEqual(due.length, 0)
+
+        // The next close's minutes cover the period since the reopen, not the room's whole chat.
+        yield* bo.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "Ana will call the payment provider tomorrow." }
+        })
+        const closed = yield* bo.client.api.rooms.close({ params: { id: room.id } })
+        assert.deepInclude(closed.minutes!, {
+          decisions: [{ decision: "Ana will call the payment provider tomorrow.", owner: "Ana" }],
+          message_count: 1
+        })
+        assert.match(closed.minutes!.summary, /^1 message from Bo\./)
       }).pipe(Effect.orDie))
   })
 })

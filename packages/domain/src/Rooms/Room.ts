@@ -48,7 +48,8 @@ export const Minutes = Schema.Struct({
     part: Schema.Literals(["summary", "decisions"])
   })).annotate({ description: "The always-on agents that wrote each part (empty when the room had none)" }),
   model: Schema.String.annotate({ description: "The language model that produced them" }),
-  message_count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(2_147_483_647)),
+  message_count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(2_147_483_647))
+    .annotate({ description: "The messages the minutes cover (the period's last 1,000 at most)" }),
   produced_at: Schema.String
 }).annotate({ identifier: "RoomMinutes" })
 export type Minutes = typeof Minutes.Type
@@ -70,7 +71,10 @@ export const Room = Schema.Struct({
   created_at: Schema.String,
   closed_at: Schema.NullOr(Schema.String),
   participants: Schema.Array(Participant),
-  minutes: Schema.NullOr(Minutes).annotate({ description: "Null until the room closes" })
+  minutes: Schema.NullOr(Minutes).annotate({
+    description:
+      "Null until the room closes. They cover the conversation since the room opened: for a persistent room, since it was last reopened (each period has its own minutes, also appended to the chat)"
+  })
 }).annotate({ identifier: "Room" })
 export type Room = typeof Room.Type
 

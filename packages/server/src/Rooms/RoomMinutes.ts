@@ -62,7 +62,8 @@ export class RoomMinutes extends Context.Service<RoomMinutes, {
 
       const record = Effect.fnUntraced(function*(room: RoomRow, closedBy: string | null) {
         const [transcript, participants, agents] = yield* Effect.all([
-          repo.lastMessages(room.chat_id, minutesTranscriptLimit),
+          // This period's conversation: a persistent room's earlier periods have their own minutes.
+          repo.lastMessages(room.chat_id, Number(room.period_after_seq), minutesTranscriptLimit),
           repo.participants([room.id]),
           repo.agents(room.id)
         ])

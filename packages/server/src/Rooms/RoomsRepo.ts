@@ -25,6 +25,8 @@ export interface RoomRow {
   readonly closed_by: string | null
   /** Set by a close until its minutes are stored: a close's minutes still to come. */
   readonly minutes_due_at: Date | null
+  /** The chat's last message number when the room's current period began (its creation or last reopen). */
+  readonly period_after_seq: string | number
   /** The agent waiting for a person's answer (a parameter or a confirmation), and that person. */
   readonly awaiting_agent_id: string | null
   readonly awaiting_user_id: string | null
@@ -183,7 +185,12 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
     limit: number
   ) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
   /** The last `limit` messages, oldest first. */
-  readonly lastMessages: (chatId: string, limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
+  /** The chat's last `limit` messages after message `afterSeq`, oldest first. */
+  readonly lastMessages: (
+    chatId: string,
+    afterSeq: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
   readonly lastSeq: (chatId: string) => Effect.Effect<number, SqlError>
   /** The people seen in the room, by name. */
   readonly presence: (roomId: string) => Effect.Effect<ReadonlyArray<PresenceRow>, SqlError>
@@ -206,7 +213,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
       const sql = yield* SqlClient.SqlClient
       const first = <A>(rows: ReadonlyArray<A>) => rows[0]
       const roomColumns = sql.literal(
-        "id, seq, tenant_id, space_id, blueprint_id, external_ref, title, lifecycle, status, chat_id, minutes, created_at, closed_at, closed_by, minutes_due_at, awaiting_agent_id, awaiting_user_id"
+        "id, seq, tenant_id, space_id, blueprint_id, external_ref, title, lifecycle, status, chat_id, minutes, created_at, closed_at, closed_by, minutes_due_at, period_after_seq, awaiting_agent_id, awaiting_user_id"
       )
       const messageSelect = sql.literal(`
         SELECT m.id, m.seq, m.role, m.user_id, m.agent_id, COALESCE(u.nombre, a.name) AS author_name, m.content, m.created_at
@@ -276,7 +283,8 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
         reopen: (tenantId, id) =>
           Effect.map(
             sql<RoomRow>`
-              UPDATE rooms SET status = 'open', closed_at = NULL, closed_by = NULL, minutes = NULL, minutes_due_at = NULL
+              UPDATE rooms SET status = 'open', closed_at = NULL, closed_by = NULL, minutes = NULL, minutes_due_at = NULL,
+                period_after_seq = (SELECT last_seq FROM chats WHERE chats.id = rooms.chat_id)
               WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'closed'
                 AND (minutes IS NOT NULL OR minutes_due_at IS NULL)
               RETURNING ${roomColumns}`,
@@ -328,7 +336,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
           return sql<RoomRow>`
             SELECT ${
             sql.literal(
-              "r.id, r.seq, r.tenant_id, r.space_id, r.blueprint_id, r.external_ref, r.title, r.lifecycle, r.status, r.chat_id, r.minutes, r.created_at, r.closed_at, r.closed_by, r.minutes_due_at, r.awaiting_agent_id, r.awaiting_user_id"
+              "r.id, r.seq, r.tenant_id, r.space_id, r.blueprint_id, r.external_ref, r.title, r.lifecycle, r.status, r.chat_id, r.minutes, r.created_at, r.closed_at, r.closed_by, r.minutes_due_at, r.period_after_seq, r.awaiting_agent_id, r.awaiting_user_id"
             )
           }
             FROM rooms r WHERE ${sql.and(conditions)}
@@ -403,9 +411,10 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
           sql<
             MessageRow
           >`${messageSelect} WHERE m.chat_id = ${chatId} AND m.seq > ${afterSeq} ORDER BY m.seq LIMIT ${limit}`,
-        lastMessages: (chatId, limit) =>
+        lastMessages: (chatId, afterSeq, limit) =>
           Effect.map(
-            sql<MessageRow>`${messageSelect} WHERE m.chat_id = ${chatId} ORDER BY m.seq DESC LIMIT ${limit}`,
+            sql<MessageRow>`
+              ${messageSelect} WHERE m.chat_id = ${chatId} AND m.seq > ${afterSeq} ORDER BY m.seq DESC LIMIT ${limit}`,
             (rows) => [...rows].reverse()
           ),
         lastSeq: (chatId) =>

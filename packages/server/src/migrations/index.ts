@@ -25,6 +25,7 @@ import knowledgeChunkStorage from "./0020_knowledge_chunk_storage.ts"
 import knowledgeVocabulary from "./0021_knowledge_vocabulary.ts"
 import roomAnswersAndMinutes from "./0022_room_answers_and_minutes.ts"
 import pushClaimToken from "./0023_push_claim_token.ts"
+import roomPeriods from "./0024_room_periods.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -46,5 +47,6 @@ export const migrations = Migrator.fromRecord({
   "0020_knowledge_chunk_storage": knowledgeChunkStorage,
   "0021_knowledge_vocabulary": knowledgeVocabulary,
   "0022_room_answers_and_minutes": roomAnswersAndMinutes,
-  "0023_push_claim_token": pushClaimToken
+  "0023_push_claim_token": pushClaimToken,
+  "0024_room_periods": roomPeriods
 })
