@@ -7,6 +7,7 @@ import type { Corrections } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { takesPartSql } from "../Rooms/RoomsRepo.ts"
 
 export interface CorrectionRow {
   readonly id: string
@@ -89,8 +90,7 @@ export class CorrectionsRepo extends Context.Service<CorrectionsRepo, {
        */
       const readableBy = (readerId: string, chat: string) =>
         sql`NOT EXISTS (
-          SELECT 1 FROM rooms r WHERE r.chat_id = ${sql.literal(chat)}
-            AND NOT EXISTS (SELECT 1 FROM room_participants p WHERE p.room_id = r.id AND p.user_id = ${readerId})
+          SELECT 1 FROM rooms r WHERE r.chat_id = ${sql.literal(chat)} AND NOT ${takesPartSql(sql, sql`r.id`, readerId)}
         )`
       return CorrectionsRepo.of({
         chatReadable: (tenantId, chatId, readerId) =>

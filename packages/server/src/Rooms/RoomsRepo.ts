@@ -6,7 +6,16 @@
 import { Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
 import type { AgentRow } from "../Chat/ChatRepo.ts"
+
+/**
+ * The rule every read of a room follows — the room, its chat, the corrections
+ * of its chat: a person reads it when listed among its participants
+ * (administrators too, once they join). `room` is the SQL of the room's id.
+ */
+export const takesPartSql = (sql: SqlClient.SqlClient, room: Statement.Fragment, userId: string) =>
+  sql`EXISTS (SELECT 1 FROM room_participants p WHERE p.room_id = ${room} AND p.user_id = ${userId})`
 
 export interface RoomRow {
   readonly id: string
@@ -212,9 +221,28 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const first = <A>(rows: ReadonlyArray<A>) => rows[0]
-      const roomColumns = sql.literal(
-        "id, seq, tenant_id, space_id, blueprint_id, external_ref, title, lifecycle, status, chat_id, minutes, created_at, closed_at, closed_by, minutes_due_at, period_after_seq, awaiting_agent_id, awaiting_user_id"
-      )
+      const roomColumnNames = [
+        "id",
+        "seq",
+        "tenant_id",
+        "space_id",
+        "blueprint_id",
+        "external_ref",
+        "title",
+        "lifecycle",
+        "status",
+        "chat_id",
+        "minutes",
+        "created_at",
+        "closed_at",
+        "closed_by",
+        "minutes_due_at",
+        "period_after_seq",
+        "awaiting_agent_id",
+        "awaiting_user_id"
+      ] satisfies ReadonlyArray<keyof RoomRow>
+      const roomColumns = sql.literal(roomColumnNames.join(", "))
+      const roomColumnsOfR = sql.literal(roomColumnNames.map((name) => `r.${name}`).join(", "))
       const messageSelect = sql.literal(`
         SELECT m.id, m.seq, m.role, m.user_id, m.agent_id, COALESCE(u.nombre, a.name) AS author_name, m.content, m.created_at
         FROM chat_messages m
@@ -326,20 +354,13 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
             sql`r.tenant_id = ${filter.tenantId}`,
             ...(filter.participant === undefined
               ? []
-              : [
-                sql`EXISTS (SELECT 1 FROM room_participants p WHERE p.room_id = r.id AND p.user_id = ${filter.participant})`
-              ]),
+              : [takesPartSql(sql, sql`r.id`, filter.participant)]),
             ...(filter.blueprintId === undefined ? [] : [sql`r.blueprint_id = ${filter.blueprintId}`]),
             ...(filter.status === undefined ? [] : [sql`r.status = ${filter.status}`]),
             ...(filter.beforeSeq === undefined ? [] : [sql`r.seq < ${filter.beforeSeq}`])
           ]
           return sql<RoomRow>`
-            SELECT ${
-            sql.literal(
-              "r.id, r.seq, r.tenant_id, r.space_id, r.blueprint_id, r.external_ref, r.title, r.lifecycle, r.status, r.chat_id, r.minutes, r.created_at, r.closed_at, r.closed_by, r.minutes_due_at, r.period_after_seq, r.awaiting_agent_id, r.awaiting_user_id"
-            )
-          }
-            FROM rooms r WHERE ${sql.and(conditions)}
+            SELECT ${roomColumnsOfR} FROM rooms r WHERE ${sql.and(conditions)}
             ORDER BY r.seq DESC LIMIT ${filter.limit}`
         },
         participants: (roomIds) =>
@@ -350,8 +371,8 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
               ORDER BY p.seq`,
         isParticipant: (roomId, userId) =>
           Effect.map(
-            sql`SELECT 1 FROM room_participants WHERE room_id = ${roomId} AND user_id = ${userId}`,
-            (rows) => rows.length > 0
+            sql<{ takes_part: boolean }>`SELECT ${takesPartSql(sql, sql`${roomId}`, userId)} AS takes_part`,
+            (rows) => rows[0]?.takes_part === true
           ),
         lockOpen: (tenantId, roomId) =>
           Effect.map(
