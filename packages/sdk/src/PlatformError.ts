@@ -105,14 +105,43 @@ export const reasonOf = (cause: unknown): string => {
   return message
 }
 
+/** What to do about a connection that failed with `reason` (a code of {@link reasonOf}). */
+export const connectionAdvice = (reason: string): string => {
+  switch (reason) {
+    case "ECONNREFUSED":
+      return "is the service running there, and is baseUrl right?"
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "the host name does not resolve: check baseUrl"
+    case "ECONNRESET":
+    case "EPIPE":
+    case "UND_ERR_SOCKET":
+      return "the connection was cut: retry; if it keeps happening, check a proxy or load balancer in between"
+    case "ETIMEDOUT":
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return "the host did not accept the connection in time: check baseUrl and any firewall on the way"
+    default:
+      return /CERT|SSL|TLS/i.test(reason)
+        ? "the TLS handshake failed: check the service's certificate (and NODE_EXTRA_CA_CERTS for a private CA)"
+        : "check baseUrl and that the service is running"
+  }
+}
+
+/** The message of a request that got no answer within the client's timeout. */
+export const timeoutMessage = (method: string, url: string, detail: string) =>
+  `${method} ${url}: ${detail}: retry, or give the client a longer timeout`
+
 const fromHttpClientError = (error: HttpClientError.HttpClientError): PlatformError => {
   const reason = error.reason
   const url = reason.request.url
   switch (reason._tag) {
     case "TransportError":
-      return reason.cause instanceof RequestTimedOut
-        ? new TimeoutError(`${reason.request.method} ${url}: ${reason.cause.message}`)
-        : new ConnectionError(`cannot reach ${url} (${reasonOf(reason.cause)})`, reason.cause)
+      if (reason.cause instanceof RequestTimedOut) {
+        return new TimeoutError(timeoutMessage(reason.request.method, url, reason.cause.message))
+      } else {
+        const why = reasonOf(reason.cause)
+        return new ConnectionError(`cannot reach ${url} (${why}): ${connectionAdvice(why)}`, reason.cause)
+      }
     case "InvalidUrlError":
       return new ConnectionError(`not a valid URL: ${url}`, reason.cause)
     case "EncodeError":

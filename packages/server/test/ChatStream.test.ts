@@ -73,7 +73,7 @@ layer(testServer(), serverSuite)("chat: how a failed turn rejects", (it) => {
   })
 
   describe("no answer", () => {
-    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED)`", () =>
+    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED): is the service running there, and is baseUrl right?`", () =>
       Effect.gen(function*() {
         const port = yield* closedPort
         const { error } = yield* iterate({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "sk_live_x" }, {
@@ -84,7 +84,7 @@ layer(testServer(), serverSuite)("chat: how a failed turn rejects", (it) => {
         assert.deepInclude(error as object, { _tag: "ConnectionError", status: undefined })
         assert.strictEqual(
           (error as ConnectionError).message,
-          `cannot reach http://127.0.0.1:${port}/v1/chat/completions (ECONNREFUSED)`
+          `cannot reach http://127.0.0.1:${port}/v1/chat/completions (ECONNREFUSED): is the service running there, and is baseUrl right?`
         )
       }))
 
@@ -99,7 +99,7 @@ layer(testServer(), serverSuite)("chat: how a failed turn rejects", (it) => {
         assert.deepInclude(error as object, { _tag: "TimeoutError", status: undefined })
         assert.strictEqual(
           (error as TimeoutError).message,
-          `POST ${silent.url}/v1/chat/completions: no answer within 300ms`
+          `POST ${silent.url}/v1/chat/completions: no answer within 300ms: retry, or give the client a longer timeout`
         )
         assert.isBelow(Date.now() - started, 5_000)
         assert.strictEqual(silent.received.length, 1)
@@ -197,13 +197,19 @@ layer(testServer(), serverSuite)("chat: how a failed turn rejects", (it) => {
         const broken = refused as Sdk.ChatStreamError
         assert.strictEqual(broken.reason, "Unreachable")
         assert.isUndefined(broken.status)
-        assert.strictEqual(broken.message, `cannot reach http://127.0.0.1:${port}/v1/chat/completions (ECONNREFUSED)`)
+        assert.strictEqual(
+          broken.message,
+          `cannot reach http://127.0.0.1:${port}/v1/chat/completions (ECONNREFUSED): is the service running there, and is baseUrl right?`
+        )
         assert.strictEqual(broken.error, broken.message)
 
         const silent = yield* localServer(() => "hang")
         const late = yield* run({ baseUrl: silent.url, apiKey: "sk_live_x", timeout: "200 millis" })
         assert.deepInclude(late as object, { _tag: "ChatStreamError", reason: "Timeout" })
-        assert.strictEqual(late.message, `POST ${silent.url}/v1/chat/completions: no answer within 200ms`)
+        assert.strictEqual(
+          late.message,
+          `POST ${silent.url}/v1/chat/completions: no answer within 200ms: retry, or give the client a longer timeout`
+        )
       }).pipe(Effect.scoped))
   })
 })

@@ -100,7 +100,7 @@ layer(testServer(), serverSuite)("downloads: how a failed download rejects", (it
   })
 
   describe("no answer", () => {
-    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED)`", () =>
+    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED): is the service running there, and is baseUrl right?`", () =>
       Effect.gen(function*() {
         const port = yield* closedPort
         const { error } = yield* fetched(
@@ -112,7 +112,7 @@ layer(testServer(), serverSuite)("downloads: how a failed download rejects", (it
         assert.deepInclude(error as object, { _tag: "ConnectionError", status: undefined })
         assert.strictEqual(
           (error as ConnectionError).message,
-          `cannot reach http://127.0.0.1:${port}/api/export/metrics (ECONNREFUSED)`
+          `cannot reach http://127.0.0.1:${port}/api/export/metrics (ECONNREFUSED): is the service running there, and is baseUrl right?`
         )
       }))
 
@@ -128,7 +128,7 @@ layer(testServer(), serverSuite)("downloads: how a failed download rejects", (it
         assert.deepInclude(error as object, { _tag: "TimeoutError", status: undefined })
         assert.strictEqual(
           (error as TimeoutError).message,
-          `GET ${silent.url}/api/export/roi-report: no answer within 300ms`
+          `GET ${silent.url}/api/export/roi-report: no answer within 300ms: retry, or give the client a longer timeout`
         )
         assert.isBelow(Date.now() - started, 5_000)
       }).pipe(Effect.scoped))
@@ -200,13 +200,19 @@ layer(testServer(), serverSuite)("downloads: how a failed download rejects", (it
         const refused = yield* run({ baseUrl: `http://127.0.0.1:${port}`, sessionToken: "s" })
         assert.strictEqual(refused.reason, "Unreachable")
         assert.isUndefined(refused.status)
-        assert.strictEqual(refused.message, `cannot reach http://127.0.0.1:${port}/api/export/metrics (ECONNREFUSED)`)
+        assert.strictEqual(
+          refused.message,
+          `cannot reach http://127.0.0.1:${port}/api/export/metrics (ECONNREFUSED): is the service running there, and is baseUrl right?`
+        )
 
         const silent = yield* localServer(() => "hang")
         const late = yield* run({ baseUrl: silent.url, sessionToken: "s", timeout: "200 millis" })
         assert.strictEqual(late.reason, "Timeout")
         assert.isUndefined(late.status)
-        assert.strictEqual(late.message, `GET ${silent.url}/api/export/metrics: no answer within 200ms`)
+        assert.strictEqual(
+          late.message,
+          `GET ${silent.url}/api/export/metrics: no answer within 200ms: retry, or give the client a longer timeout`
+        )
       }).pipe(Effect.scoped))
   })
 })

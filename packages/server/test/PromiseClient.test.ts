@@ -97,7 +97,10 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         const refused = error as ConnectionError
         assert.strictEqual(refused._tag, "ConnectionError")
         assert.isUndefined(refused.status)
-        assert.strictEqual(refused.message, `cannot reach http://127.0.0.1:${port}/health (ECONNREFUSED)`)
+        assert.strictEqual(
+          refused.message,
+          `cannot reach http://127.0.0.1:${port}/health (ECONNREFUSED): is the service running there, and is baseUrl right?`
+        )
       }).pipe(Effect.scoped))
 
     it.effect("an answer that does not start within `timeout` rejects with a TimeoutError", () =>
@@ -107,7 +110,10 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         const { error } = yield* settle(() => client.health())
         assert.instanceOf(error, TimeoutError)
         assert.deepInclude(error as object, { _tag: "TimeoutError", status: undefined })
-        assert.strictEqual((error as TimeoutError).message, `GET ${silent.url}/health: no answer within 300ms`)
+        assert.strictEqual(
+          (error as TimeoutError).message,
+          `GET ${silent.url}/health: no answer within 300ms: retry, or give the client a longer timeout`
+        )
       }).pipe(Effect.scoped))
 
     it.effect("another service's answer rejects with UnexpectedResponse carrying its status", () =>

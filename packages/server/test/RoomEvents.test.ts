@@ -213,7 +213,7 @@ layer(testServer(), serverSuite)("SDK room frames", (it) => {
         assert.isNotEmpty((missing.error as ApiError).message)
       }))
 
-    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED)`, over either transport", () =>
+    it.effect("a refused connection: ConnectionError, no status, `cannot reach <url> (ECONNREFUSED): is the service running there, and is baseUrl right?`, over either transport", () =>
       Effect.gen(function*() {
         const port = yield* closedPort
         const baseUrl = `http://127.0.0.1:${port}`
@@ -224,7 +224,7 @@ layer(testServer(), serverSuite)("SDK room frames", (it) => {
           assert.deepInclude(error as object, { _tag: "ConnectionError", status: undefined }, transport)
           assert.strictEqual(
             (error as ConnectionError).message,
-            `cannot reach ${baseUrl}/api/chats/c1/messages (ECONNREFUSED)`,
+            `cannot reach ${baseUrl}/api/chats/c1/messages (ECONNREFUSED): is the service running there, and is baseUrl right?`,
             transport
           )
         }
@@ -291,7 +291,7 @@ layer(testServer(), serverSuite)("SDK room frames", (it) => {
         assert.isUndefined(failed.status)
         assert.strictEqual(
           failed.message,
-          `cannot reach http://127.0.0.1:${port}/api/chats/c1/messages (ECONNREFUSED)`
+          `cannot reach http://127.0.0.1:${port}/api/chats/c1/messages (ECONNREFUSED): is the service running there, and is baseUrl right?`
         )
         assert.strictEqual(failed.error, failed.message)
       }))
