@@ -7,6 +7,9 @@
  * - a bare node:http server answering the same JSON (the transport);
  * - a bare effect HttpApi server with that one endpoint and its Schema (the
  *   framework's ceiling);
+ * - the same endpoint behind a security middleware and a router middleware
+ *   that do no work (bench/servers/EffectSkeleton.ts): the floor of the
+ *   platform's design, whose every `/v1` request passes through both;
  * - the same endpoint written by hand on node:http + `pg` (+ Redis), with the
  *   same checks (bench/servers/HandWritten.ts): what a user would write instead.
  *
@@ -114,10 +117,12 @@ const backend = async (
     }
     const bare = await started("BareNode.ts", { AGENTS_JSON: agentsJson })
     const ceiling = await started("EffectCeiling.ts", { AGENTS_JSON: agentsJson })
+    const skeleton = await started("EffectSkeleton.ts", { AGENTS_JSON: agentsJson })
     const handWritten = await started("HandWritten.ts", handWrittenEnv(setup))
     const results = await interleaved([
       { label: "bare", url: `${bare.url}/v1/agents`, headers: [{}] },
       { label: "ceiling", url: `${ceiling.url}/v1/agents`, headers: [{}] },
+      { label: "skeleton", url: `${skeleton.url}/v1/agents`, headers: keyHeaders },
       { label: "handWritten", url: `${handWritten.url}/v1/agents`, headers: keyHeaders },
       { label: "platform", url: `${platform.url}/v1/agents`, headers: keyHeaders },
       { label: "health", url: `${platform.url}/health`, headers: [{}] }
@@ -134,12 +139,18 @@ const backend = async (
     }
     line("bare", "baseline: bare node:http, same JSON")
     line("ceiling", "baseline: bare effect HttpApi endpoint + Schema (ceiling)")
+    line("skeleton", "baseline: the same + no-op key and edge middlewares")
     line("handWritten", "baseline: by hand on node:http + pg, same checks")
     line("platform", "GET /v1/agents (key, scope, rate limits, query, log)")
     line("health", "GET /health")
     const p = get("platform")
     report("  GET /v1/agents ÷ effect ceiling (goal >= 0.6)", ratio(p.rps, get("ceiling").rps))
     report("  GET /v1/agents ÷ hand-written (goal >= 1.0)", ratio(p.rps, get("handWritten").rps))
+    report(
+      "  the no-op middlewares ÷ effect ceiling (the design's floor)",
+      ratio(get("skeleton").rps, get("ceiling").rps)
+    )
+    report("  GET /v1/agents ÷ the no-op middlewares", ratio(p.rps, get("skeleton").rps))
     report("  GET /v1/agents ÷ bare node:http", ratio(p.rps, get("bare").rps))
     report("  GET /v1/agents p99 (goal <= 20 ms)", `${p.p99} ms`)
     report("  GET /health ÷ effect ceiling (goal >= 0.5)", ratio(get("health").rps, get("ceiling").rps))
