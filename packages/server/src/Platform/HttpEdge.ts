@@ -411,10 +411,7 @@ export const HttpEdgeLive = HttpRouter.middleware(
               duration_ms: Math.round((performance.now() - start) * 10) / 10,
               tenant_id: info.tenantId ?? null
             })
-            const answered = HttpServerResponse.setHeaders(response, {
-              ...info.responseHeaders,
-              "x-request-id": requestId
-            })
+            const answered = HttpServerResponse.setHeaders(response, info.responseHeaders)
             return logged === Effect.void ? Effect.succeed(answered) : Effect.as(logged, answered)
           })
         )

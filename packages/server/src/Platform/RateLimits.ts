@@ -66,13 +66,25 @@ interface CheckResult {
   readonly byKey: WindowState
 }
 
-/** Checks both windows and, when both admit, counts the request in both; atomically. */
-type CheckWindows = (request: {
+/** The two windows of one request. */
+interface WindowsRequest {
   readonly classKey: string
   readonly classLimit: number
   readonly keyKey: string
   readonly keyLimit: number
-}) => Effect.Effect<CheckResult, Redis.RedisError>
+}
+
+/**
+ * Checks both windows and, when both admit, counts the request in both;
+ * atomically: in this process's memory (a synchronous step), or in a store
+ * shared by every replica (a round trip).
+ */
+type CheckWindows =
+  | { readonly _tag: "Local"; readonly check: (request: WindowsRequest) => CheckResult }
+  | {
+    readonly _tag: "Shared"
+    readonly check: (request: WindowsRequest) => Effect.Effect<CheckResult, Redis.RedisError>
+  }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 
@@ -84,28 +96,28 @@ const makeMemoryWindows = (): CheckWindows => {
     const window = windows.get(key)
     return window === undefined || window.closesAt <= now ? { count: 0, closesAt: now + windowMs } : window
   }
-  return (request) =>
-    Effect.sync(() => {
-      const now = Date.now()
-      if (now >= nextSweep) {
-        for (const [key, window] of windows) if (window.closesAt <= now) windows.delete(key)
-        nextSweep = now + windowMs
-      }
-      const byClass = read(request.classKey, now)
-      const byKey = read(request.keyKey, now)
-      const state = (window: { count: number; closesAt: number }): WindowState => ({
-        count: window.count,
-        ttlMs: window.closesAt - now
-      })
-      const refusedBy = byClass.count >= request.classLimit ? "class" : byKey.count >= request.keyLimit ? "key" : "none"
-      if (refusedBy === "none") {
-        byClass.count++
-        byKey.count++
-        windows.set(request.classKey, byClass)
-        windows.set(request.keyKey, byKey)
-      }
-      return { refusedBy, byClass: state(byClass), byKey: state(byKey) }
+  const check = (request: WindowsRequest): CheckResult => {
+    const now = Date.now()
+    if (now >= nextSweep) {
+      for (const [key, window] of windows) if (window.closesAt <= now) windows.delete(key)
+      nextSweep = now + windowMs
+    }
+    const byClass = read(request.classKey, now)
+    const byKey = read(request.keyKey, now)
+    const state = (window: { count: number; closesAt: number }): WindowState => ({
+      count: window.count,
+      ttlMs: window.closesAt - now
     })
+    const refusedBy = byClass.count >= request.classLimit ? "class" : byKey.count >= request.keyLimit ? "key" : "none"
+    if (refusedBy === "none") {
+      byClass.count++
+      byKey.count++
+      windows.set(request.classKey, byClass)
+      windows.set(request.keyKey, byKey)
+    }
+    return { refusedBy, byClass: state(byClass), byKey: state(byKey) }
+  }
+  return { _tag: "Local", check }
 }
 
 /**
@@ -149,11 +161,11 @@ return { 0, count(KEYS[1], classCount), classTtl, count(KEYS[2], keyCount), keyT
 
 /** The windows in Redis, shared by every replica: one EVALSHA per request. */
 const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckWindows => {
-  const check = redis.eval(checkWindowsScript)
-  return (request) =>
+  const evaluate = redis.eval(checkWindowsScript)
+  const check = (request: WindowsRequest) =>
     Effect.map(
       // One hash tag per key keeps both windows in one slot of a Redis Cluster.
-      check(
+      evaluate(
         `${prefix}${request.classKey}`,
         `${prefix}${request.keyKey}`,
         request.classLimit,
@@ -166,6 +178,7 @@ const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckW
         byKey: { count: Number(keyCount), ttlMs: Number(keyTtl) }
       })
     )
+  return { _tag: "Shared", check }
 }
 
 export class RateLimits extends Context.Service<RateLimits, {
@@ -193,46 +206,59 @@ export class RateLimits extends Context.Service<RateLimits, {
         return { allowed: false, limit: refused.limit, remaining: 0, resetSeconds: seconds(refused.closesAt - now) }
       }
 
+      /** What a store's answer means for the request, remembering a refusal until its window closes. */
+      const decide = (request: WindowsRequest, result: CheckResult): RateLimitOutcome => {
+        if (result.refusedBy !== "none") {
+          const [key, limit, window] = result.refusedBy === "class"
+            ? [request.classKey, request.classLimit, result.byClass] as const
+            : [request.keyKey, request.keyLimit, result.byKey] as const
+          const at = Date.now()
+          if (at >= nextSweep) {
+            for (const [k, refused] of refusedUntil) if (refused.closesAt <= at) refusedUntil.delete(k)
+            nextSweep = at + windowMs
+          }
+          refusedUntil.set(key, { closesAt: at + window.ttlMs, limit })
+          return { allowed: false, limit, remaining: 0, resetSeconds: seconds(window.ttlMs) }
+        }
+        const classRemaining = request.classLimit - result.byClass.count
+        const keyRemaining = request.keyLimit - result.byKey.count
+        // The stricter limit is the one the headers describe.
+        return keyRemaining < classRemaining
+          ? {
+            allowed: true,
+            limit: request.keyLimit,
+            remaining: keyRemaining,
+            resetSeconds: seconds(result.byKey.ttlMs)
+          }
+          : {
+            allowed: true,
+            limit: request.classLimit,
+            remaining: classRemaining,
+            resetSeconds: seconds(result.byClass.ttlMs)
+          }
+      }
+
       const consume = (
         options: { readonly keyId: string; readonly keyRpm: number; readonly limitClass: RateLimitClass }
-      ) => {
-        const classLimit = rateLimitPerMinute[options.limitClass]
-        const classKey = `{${options.keyId}}:${options.limitClass}`
-        const keyKey = `{${options.keyId}}`
-        const now = Date.now()
-        const known = refusedLocally(classKey, now) ?? refusedLocally(keyKey, now)
-        if (known !== undefined) return Effect.succeed(known)
-        return checkWindows({ classKey, classLimit, keyKey, keyLimit: options.keyRpm }).pipe(
-          Effect.map((result): RateLimitOutcome => {
-            if (result.refusedBy !== "none") {
-              const [key, limit, window] = result.refusedBy === "class"
-                ? [classKey, classLimit, result.byClass] as const
-                : [keyKey, options.keyRpm, result.byKey] as const
-              const at = Date.now()
-              if (at >= nextSweep) {
-                for (const [k, refused] of refusedUntil) if (refused.closesAt <= at) refusedUntil.delete(k)
-                nextSweep = at + windowMs
-              }
-              refusedUntil.set(key, { closesAt: at + window.ttlMs, limit })
-              return { allowed: false, limit, remaining: 0, resetSeconds: seconds(window.ttlMs) }
-            }
-            const classRemaining = classLimit - result.byClass.count
-            const keyRemaining = options.keyRpm - result.byKey.count
-            // The stricter limit is the one the headers describe.
-            return keyRemaining < classRemaining
-              ? {
-                allowed: true,
-                limit: options.keyRpm,
-                remaining: keyRemaining,
-                resetSeconds: seconds(result.byKey.ttlMs)
-              }
-              : {
-                allowed: true,
-                limit: classLimit,
-                remaining: classRemaining,
-                resetSeconds: seconds(result.byClass.ttlMs)
-              }
-          }),
+      ): Effect.Effect<RateLimitOutcome> => {
+        const request: WindowsRequest = {
+          classKey: `{${options.keyId}}:${options.limitClass}`,
+          classLimit: rateLimitPerMinute[options.limitClass],
+          keyKey: `{${options.keyId}}`,
+          keyLimit: options.keyRpm
+        }
+        const known = () => {
+          const now = Date.now()
+          return refusedLocally(request.classKey, now) ?? refusedLocally(request.keyKey, now)
+        }
+        // In memory: one synchronous step, nothing can fail.
+        if (checkWindows._tag === "Local") {
+          return Effect.sync(() => known() ?? decide(request, checkWindows.check(request)))
+        }
+        const refused = known()
+        if (refused !== undefined) return Effect.succeed(refused)
+        return checkWindows.check(request).pipe(
+          Effect.map((result) => decide(request, result)),
           // A store failure must not take the API down: allow, and say so in the logs.
           Effect.catch((error) =>
             Effect.logWarning("rate limiter store failed; request allowed", error).pipe(

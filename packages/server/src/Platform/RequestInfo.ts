@@ -9,14 +9,14 @@ import { Context } from "effect"
 export interface RequestInfo {
   readonly requestId: string
   tenantId: string | undefined
-  /** Headers to add to the response, whatever its status (e.g. X-RateLimit-*). */
+  /** Headers to add to the response, whatever its status: `x-request-id`, then e.g. `x-ratelimit-*` (lower case). */
   readonly responseHeaders: Record<string, string>
 }
 
 export const makeRequestInfo = (requestId: string): RequestInfo => ({
   requestId,
   tenantId: undefined,
-  responseHeaders: {}
+  responseHeaders: { "x-request-id": requestId }
 })
 
 /** The current request's info; outside a request, a throwaway one. */
