@@ -24,7 +24,7 @@
  * BENCH_PROFILE=1 runs the service under `node --cpu-prof` and prints its
  * self time per package and function.
  *
- *   pnpm bench:ingest          (BENCH_DOCUMENTS=200, BENCH_CONCURRENCY=8)
+ *   pnpm bench:ingest          (BENCH_DOCUMENTS=1000, BENCH_CONCURRENCY=8)
  */
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -38,7 +38,7 @@ import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Da
 import { benchAdmin, report, startService } from "./Harness.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
-const documents = Number(process.env.BENCH_DOCUMENTS ?? 200)
+const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
 /** BENCH_PROFILE=1: the service runs under `--cpu-prof`; its self time per package and function is printed. */
 const profileDir = process.env.BENCH_PROFILE === "1"
   ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
