@@ -294,14 +294,17 @@ const make = Effect.fnUntraced(function*(options: IngestionOptions) {
     })
 
   // The embedding model is fixed for the life of the process: re-queueing other models' files is a start-up matter.
+  // Taken by the first batch of the worker's lanes; given back if it fails, for the next batch to retry.
   let requeued = false
   const processDue = Effect.gen(function*() {
     if (!requeued) {
-      const count = yield* repo.requeueOtherModels(model)
+      requeued = true
+      const count = yield* repo.requeueOtherModels(model).pipe(
+        Effect.onError(() => Effect.sync(() => (requeued = false)))
+      )
       if (count > 0) {
         yield* Effect.logInfo(`re-queued ${count} knowledge file(s) embedded by another model than ${model}`)
       }
-      requeued = true
     }
     const claimed = yield* repo.claimDue(options.batchSize, lease, inlineContentBytes)
     const report = { claimed: claimed.length, ready: 0, failed: 0, retried: 0 }
