@@ -10,7 +10,9 @@ import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpServer from "effect/http/HttpServer"
 import * as SqlClient from "effect/sql/SqlClient"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { createClient } from "redis"
 import { inject } from "vitest"
 import { ServerConfig } from "../src/Platform/Config.ts"
@@ -96,18 +98,22 @@ export const layer = (
 ) => {
   const redisUrl = options.redis === false ? undefined : process.env.TEST_REDIS_URL
   const redisPrefix = `ap-test:${crypto.randomUUID()}:`
-  const config = ConfigProvider.fromUnknown({
-    HOST: "127.0.0.1",
-    PORT: "0",
-    SESSION_SECRET: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex"),
-    BOOTSTRAP_ADMIN_EMAIL: adminEmail,
-    BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
-    ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
-    CRON_INTERVAL_MS: "1000",
-    LOG_LEVEL: "Warn",
-    ...(redisUrl === undefined || redisUrl === "" ? {} : { REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }),
-    ...env
-  })
+  const config = (dataDir: string) =>
+    ConfigProvider.fromUnknown({
+      // What the service keeps in DATA_DIR besides an embedded database (generated VAPID keys) goes to a folder of
+      // this server's, removed with it, not to the checkout's `.data`.
+      DATA_DIR: dataDir,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SESSION_SECRET: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex"),
+      BOOTSTRAP_ADMIN_EMAIL: adminEmail,
+      BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
+      ACTIONS_ALLOW_PRIVATE_NETWORKS: "true",
+      CRON_INTERVAL_MS: "1000",
+      LOG_LEVEL: "Warn",
+      ...(redisUrl === undefined || redisUrl === "" ? {} : { REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }),
+      ...env
+    })
   const server = Layer.effect(
     TestServer,
     Effect.gen(function*() {
@@ -123,11 +129,18 @@ export const layer = (
       return TestServer.of({ baseUrl, client, admin })
     })
   )
-  return server.pipe(
-    Layer.provideMerge(makeApp(options.database ?? testDatabase)),
-    Layer.provideMerge(ServerConfig.layer),
-    Layer.provide(ConfigProvider.layer(config))
-  )
+  return Layer.unwrap(Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "agent-platform-test-data-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ),
+    (dataDir) =>
+      server.pipe(
+        Layer.provideMerge(makeApp(options.database ?? testDatabase)),
+        Layer.provideMerge(ServerConfig.layer),
+        Layer.provide(ConfigProvider.layer(config(dataDir)))
+      )
+  ))
 }
 
 /** Options for `layer(testServer(...), serverSuite)`: real clock in the server, generous start-up time. */
