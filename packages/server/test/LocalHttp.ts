@@ -83,6 +83,14 @@ export const localServer = (answer: (request: Received, count: number) => Answer
     ({ close }) => Effect.promise(close)
   ).pipe(Effect.map(({ self }) => self))
 
+/** What the SDK says of a request to `url` whose connection was refused (the contract of its `ConnectionError`). */
+export const refusedMessage = (url: string) =>
+  `cannot reach ${url} (ECONNREFUSED): is the service running there, and is baseUrl right?`
+
+/** What the SDK says of a `method` request to `url` that got no answer within `timeout` (its `TimeoutError`). */
+export const timedOutMessage = (method: string, url: string, timeout: string) =>
+  `${method} ${url}: no answer within ${timeout}: retry, or give the client a longer timeout`
+
 /** A loopback port nothing listens on (taken, then released): a refused connection. */
 export const closedPort = Effect.promise(() =>
   new Promise<number>((resolve) => {

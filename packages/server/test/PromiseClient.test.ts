@@ -10,9 +10,8 @@ import {
 } from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:net"
 import { refundPolicy } from "./Documents.ts"
-import { localServer } from "./LocalHttp.ts"
+import { closedPort, localServer, refusedMessage, timedOutMessage } from "./LocalHttp.ts"
 import {
   adminClient,
   adminEmail,
@@ -28,17 +27,6 @@ const settle = <A>(promise: () => Promise<A>) =>
   Effect.promise(() =>
     promise().then((value) => ({ value, error: undefined }), (error: unknown) => ({ value: undefined, error }))
   )
-
-/** A loopback port nothing listens on (taken, then released). */
-const closedPort = Effect.promise(() =>
-  new Promise<number>((resolve) => {
-    const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { readonly port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-)
 
 /** A client disposed with the test. */
 const promiseClient = (options: Parameters<typeof makePromiseClient>[0]) =>
@@ -99,7 +87,7 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         assert.isUndefined(refused.status)
         assert.strictEqual(
           refused.message,
-          `cannot reach http://127.0.0.1:${port}/health (ECONNREFUSED): is the service running there, and is baseUrl right?`
+          refusedMessage(`http://127.0.0.1:${port}/health`)
         )
       }).pipe(Effect.scoped))
 
@@ -112,7 +100,7 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         assert.deepInclude(error as object, { _tag: "TimeoutError", status: undefined })
         assert.strictEqual(
           (error as TimeoutError).message,
-          `GET ${silent.url}/health: no answer within 300ms: retry, or give the client a longer timeout`
+          timedOutMessage("GET", `${silent.url}/health`, "300ms")
         )
       }).pipe(Effect.scoped))
 
