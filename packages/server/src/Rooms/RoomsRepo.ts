@@ -193,7 +193,6 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
     afterSeq: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError>
-  /** The last `limit` messages, oldest first. */
   /** The chat's last `limit` messages after message `afterSeq`, oldest first. */
   readonly lastMessages: (
     chatId: string,
