@@ -1,10 +1,16 @@
 /**
  * The JSON log writer: the same lines as effect's `Logger.formatJson`, written
- * in one batch per event-loop turn, with secrets still redacted.
+ * in batches (20 ms or 64 KiB), with secrets still redacted.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, Redacted } from "effect"
-import { directBuffer, formatPlainEntry, makeJsonLogger, makeLineBuffer } from "../src/Platform/LogWriter.ts"
+import {
+  directBuffer,
+  formatPlainEntry,
+  formatRequestEntry,
+  makeJsonLogger,
+  makeLineBuffer
+} from "../src/Platform/LogWriter.ts"
 
 /** Runs `program` with a JSON logger over a buffer that records each write. */
 const capture = <A>(program: Effect.Effect<A>) =>
@@ -62,14 +68,61 @@ describe("LogWriter", () => {
       })
     }))
 
-  it.effect("batches the lines of one event-loop turn into one write", () =>
+  it.effect("batches the lines of the next 20 ms into one write", () =>
     Effect.gen(function*() {
       const { writes } = yield* capture(Effect.all(Array.from({ length: 50 }, () => requestLog)))
-      assert.strictEqual(writes.length, 0, "nothing is written before the turn ends")
+      assert.strictEqual(writes.length, 0, "nothing is written at once")
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.strictEqual(writes.length, 0, "nor at the end of the event-loop turn")
+      const deadline = Date.now() + 5_000
+      while (writes.length === 0 && Date.now() < deadline) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
       assert.strictEqual(writes.length, 1)
       assert.strictEqual(writes[0].split("\n").length - 1, 50)
     }))
+
+  it("writes at once when 64 KiB are waiting", () => {
+    const writes: Array<string> = []
+    const buffer = makeLineBuffer((text) => writes.push(text))
+    const line = `${"x".repeat(1023)}\n`
+    for (let i = 0; i < 63; i++) buffer.append(line)
+    assert.strictEqual(writes.length, 0)
+    buffer.append(line)
+    assert.strictEqual(writes.length, 1, "the 64th KiB writes the batch")
+    assert.strictEqual(writes[0].length, 64 * 1024)
+  })
+
+  it("formats the request line as the generic plain entry does", () => {
+    const date = new Date("2026-11-27T17:00:00.123Z")
+    for (
+      const fields of [
+        {
+          request_id: "r-1",
+          method: "GET",
+          path: "/v1/agents",
+          status: 200,
+          duration_ms: 1.5,
+          tenant_id: "8b0f3c2e-7a11-4b7c-9f0e-aaaaaaaaaaaa"
+        },
+        {
+          request_id: "r-2",
+          method: "POST",
+          path: "/v1/\"odd\\path\u2028é",
+          status: 404,
+          duration_ms: 0,
+          tenant_id: null
+        }
+      ]
+    ) {
+      for (const level of ["Info", "Debug"] as const) {
+        assert.strictEqual(
+          formatRequestEntry(level, date.getTime(), fields, 42),
+          formatPlainEntry("request", level, date, fields, 42)
+        )
+      }
+    }
+  })
 
   it.effect("redacts secrets in annotations and messages", () =>
     Effect.gen(function*() {

@@ -22,7 +22,7 @@ import * as References from "effect/References"
 import { createServer, type Server } from "node:http"
 import type { Socket } from "node:net"
 import { ServerConfig } from "./Config.ts"
-import { allPlain, directBuffer, formatPlainEntry } from "./LogWriter.ts"
+import { allPlain, directBuffer, formatPlainEntry, formatRequestEntry, type RequestLogFields } from "./LogWriter.ts"
 import { CurrentRequestInfo, makeRequestInfo } from "./RequestInfo.ts"
 import { describeSchemaError } from "./SchemaErrors.ts"
 
@@ -68,7 +68,10 @@ export const errorBodyFor = (path: string | undefined, status: number, error: st
   return (format?.[1] ?? contractErrorFormat)(status, error, tag)
 }
 
-const pathOf = (url: string) => url.split("?")[0]
+const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
 
 /** An error of the domain's `Errors` (its `_tag` names it), answered with `status`. */
 interface EdgeError {
@@ -342,14 +345,7 @@ export const requestLogLevel = (path: string, status: number): LogLevel.Severity
 const logRequest = (
   fiber: Fiber.Fiber<unknown, unknown>,
   level: LogLevel.Severity,
-  fields: {
-    readonly request_id: string
-    readonly method: string
-    readonly path: string
-    readonly status: number
-    readonly duration_ms: number
-    readonly tenant_id: string | null
-  }
+  fields: RequestLogFields
 ): Effect.Effect<void> => {
   if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), level)) return Effect.void
   const buffer = directBuffer(fiber.getRef(References.CurrentLoggers))
@@ -357,13 +353,13 @@ const logRequest = (
   if (buffer === undefined || fiber.getRef(References.CurrentLogSpans).length > 0 || !allPlain(outer)) {
     return Effect.logWithLevel(level)("request").pipe(Effect.annotateLogs(fields))
   }
-  let annotations: Record<string, unknown> = fields
+  const millis = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
   for (const _ in outer) {
-    annotations = { ...outer, ...fields }
-    break
+    // Annotations from outside the request (none in the service): the generic plain line.
+    buffer.append(`${formatPlainEntry("request", level, new Date(millis), { ...outer, ...fields }, fiber.id)}\n`)
+    return Effect.void
   }
-  const date = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
-  buffer.append(`${formatPlainEntry("request", level, date, annotations, fiber.id)}\n`)
+  buffer.append(`${formatRequestEntry(level, millis, fields, fiber.id)}\n`)
   return Effect.void
 }
 
