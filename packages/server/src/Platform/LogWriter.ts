@@ -256,5 +256,5 @@ const sharedStdoutBuffer = () => {
   return stdoutBuffer
 }
 
-/** JSON lines on stdout, buffered per event-loop turn; replaces `Logger.consoleJson`. */
+/** JSON lines on stdout, written in batches ({@link flushAfterMs}, 64 KiB); replaces `Logger.consoleJson`. */
 export const jsonStdoutLogger = (): Logger.Logger<unknown, void> => makeJsonLogger(sharedStdoutBuffer())
