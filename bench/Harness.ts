@@ -5,7 +5,7 @@
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { closeSync, mkdtempSync, openSync, readFileSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -47,6 +47,8 @@ const tail = (path: string, bytes = 8192) => {
 export interface StartOptions {
   /** Flags for node before the script (e.g. `--cpu-prof`). */
   readonly nodeArgs?: ReadonlyArray<string>
+  /** A bundle of the service to run instead of this checkout's (built first): another build to compare. */
+  readonly bundle?: string
 }
 
 /**
@@ -63,7 +65,7 @@ export const startService = async (
   env: Record<string, string>,
   options: StartOptions = {}
 ): Promise<Service & { readonly healthyAfterMs: number; readonly logFile: string }> => {
-  await ensureBundle()
+  if (options.bundle === undefined) await ensureBundle()
   const port = await freePort()
   const logFile = join(mkdtempSync(join(tmpdir(), "agent-platform-bench-log-")), "service.log")
   const log = openSync(logFile, "a")
@@ -71,7 +73,7 @@ export const startService = async (
   const child = spawn(process.execPath, [
     ...nodeArgsFromEnv,
     ...(options.nodeArgs ?? []),
-    "packages/server/dist/main.mjs"
+    options.bundle ?? "packages/server/dist/main.mjs"
   ], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
@@ -99,6 +101,15 @@ export const startService = async (
       child.kill("SIGTERM")
     })
   return { url, process: child, stop, healthyAfterMs, logFile }
+}
+
+/** CPU time (user + system) of a process so far, in ms, from /proc (USER_HZ = 100); 0 once it has exited. */
+export const cpuMs = (pid: number): number => {
+  const path = `/proc/${pid}/stat`
+  if (!existsSync(path)) return 0
+  const stat = readFileSync(path, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /** Resident set size of a process, in MiB (Linux: /proc). */

@@ -28,14 +28,14 @@
  */
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
-import { benchAdmin, report, startService } from "./Harness.ts"
+import { benchAdmin, cpuMs, report, startService } from "./Harness.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
@@ -169,14 +169,6 @@ const withSql = <A>(
 const onServer = (statement: string) =>
   withSql({ url: serverUrl! }, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)))
 
-/** CPU time (user + system) of a process so far, in ms, from /proc (USER_HZ = 100); 0 once it has exited. */
-const cpuMs = (pid: number): number => {
-  const path = `/proc/${pid}/stat`
-  if (!existsSync(path)) return 0
-  const stat = readFileSync(path, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
 const hasProc = existsSync("/proc/self/stat")
 
 /** The CPU time so far of the bench database's backends (PostgreSQL only), in ms. */
