@@ -132,21 +132,14 @@ try {
       }`
     )
   }
-  const mid = (label: "A" | "B", pick: (r: Awaited<ReturnType<typeof run>>) => number) =>
-    median(results[label].map(pick))
-  report(
-    "median requests/s (B ÷ A)",
-    `${mid("A", (r) => r.rps).toFixed(0)} → ${mid("B", (r) => r.rps).toFixed(0)}  (${
-      (mid("B", (r) => r.rps) / mid("A", (r) => r.rps)).toFixed(2)
-    })`
-  )
-  report(
-    "median CPU per request (B ÷ A)",
-    `${mid("A", (r) => r.cpuUs).toFixed(1)} → ${mid("B", (r) => r.cpuUs).toFixed(1)} µs  (${
-      (mid("B", (r) => r.cpuUs) / mid("A", (r) => r.cpuUs)).toFixed(2)
-    })`
-  )
-  report("median p99", `${mid("A", (r) => r.p99)} → ${mid("B", (r) => r.p99)} ms`)
+  /** The medians of one figure on both sides, and B ÷ A. */
+  const compared = (pick: (r: Awaited<ReturnType<typeof run>>) => number, digits: number, unit: string) => {
+    const [ma, mb] = [median(results.A.map(pick)), median(results.B.map(pick))]
+    return `${ma.toFixed(digits)} → ${mb.toFixed(digits)}${unit}  (${(mb / ma).toFixed(2)})`
+  }
+  report("median requests/s (B ÷ A)", compared((r) => r.rps, 0, ""))
+  report("median CPU per request (B ÷ A)", compared((r) => r.cpuUs, 1, " µs"))
+  report("median p99 (B ÷ A)", compared((r) => r.p99, 0, " ms"))
 } finally {
   for (const target of sides) await target.cleanUp()
 }

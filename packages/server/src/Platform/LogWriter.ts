@@ -54,9 +54,11 @@ export interface LineBuffer {
 export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
   let pending: Array<string> = []
   let bytes = 0
-  let scheduled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
   const flushSync = () => {
-    scheduled = false
+    // A batch written early (64 KiB, exit) takes its timer with it: the next line starts a new one.
+    clearTimeout(timer)
+    timer = undefined
     if (pending.length === 0) return
     const text = pending.join("")
     pending = []
@@ -68,11 +70,8 @@ export const makeLineBuffer = (write: (text: string) => void): LineBuffer => {
       pending.push(line)
       bytes += line.length
       if (bytes >= flushAtBytes) return flushSync()
-      if (!scheduled) {
-        scheduled = true
-        // Unreferenced: a pending batch does not keep the process alive (exit writes it synchronously).
-        setTimeout(flushSync, flushAfterMs).unref()
-      }
+      // Unreferenced: a pending batch does not keep the process alive (exit writes it synchronously).
+      timer ??= setTimeout(flushSync, flushAfterMs).unref()
     },
     flushSync
   }
