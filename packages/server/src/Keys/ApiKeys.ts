@@ -60,9 +60,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     id: string,
     ip: string | null
   ) => Effect.Effect<void, Errors.NotFound | SqlError>
-  /** The principal of a presented key; undefined for a malformed, unknown or revoked one. */
-  /** The key's principal, or why it is refused (the 401's words). */
-  readonly verify: (key: string) => Effect.Effect<KeyVerdict, SqlError>
+  /** The key's principal, or why it is refused (the 401's words); a database failure is a defect. */
+  readonly verify: (key: string) => Effect.Effect<KeyVerdict>
   /** Writes the last-use times collected since the previous flush (a step of the api worker). */
   readonly flushUsage: Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Keys/ApiKeys") {
@@ -142,7 +141,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           })))
       })
 
-      const verify = (key: string): Effect.Effect<KeyVerdict, SqlError> => {
+      const verify = (key: string): Effect.Effect<KeyVerdict> => {
         if (!keyPattern.test(key)) return Effect.succeed(unknownKey)
         return Effect.map(verified.get(hashKey(key)), (verdict) => {
           if (verdict._tag === "Key") lastUsed.set(verdict.keyId, Date.now())

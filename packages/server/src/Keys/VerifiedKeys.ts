@@ -56,8 +56,12 @@ const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
 }
 
 export class VerifiedKeys extends Context.Service<VerifiedKeys, {
-  /** The principal of a key hash, or why the key is refused (unknown, revoked, or its owner's state). */
-  readonly get: (hash: string) => Effect.Effect<KeyVerdict, SqlError>
+  /**
+   * The principal of a key hash, or why the key is refused (unknown, revoked,
+   * or its owner's state). A database failure is a defect (the request's 500):
+   * the hot path, a cache hit, carries no error channel to handle.
+   */
+  readonly get: (hash: string) => Effect.Effect<KeyVerdict>
   /**
    * Runs a change that must evict keys: `change` runs `publish` inside its
    * transaction (it leaves on commit); once `change` succeeds, this waits for
@@ -74,7 +78,7 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
     Effect.gen(function*() {
       const repo = yield* KeysRepo
       const replicas = yield* ReplicaCaches
-      const lookup = (hash: string) => Effect.map(repo.findActiveByHash(hash), toVerdict)
+      const lookup = (hash: string) => Effect.orDie(Effect.map(repo.findActiveByHash(hash), toVerdict))
       const cache = yield* Cache.makeWith(lookup, {
         capacity: 10_000,
         // Refused keys are remembered briefly too, so guessing costs no database round trip each time.
