@@ -61,7 +61,9 @@ const sourceMapOf = (url: string): SourceMap | undefined => {
 }
 
 /** Where a frame's code came from: its original file and line. */
-const originalOf = (frame: CallFrame): { readonly file: string; readonly line: number; readonly name: string } => {
+export const originalOf = (
+  frame: CallFrame
+): { readonly file: string; readonly line: number; readonly name: string } => {
   // Only the service's own bundle is mapped: packages loaded from node_modules are named by their path already.
   const map = !frame.url.includes("node_modules") && (frame.url.endsWith(".mjs") || frame.url.endsWith(".js"))
     ? sourceMapOf(frame.url)

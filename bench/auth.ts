@@ -23,7 +23,12 @@
  *
  * BENCH_PROFILE=1 then profiles `GET /v1/agents` under load (`node
  * --cpu-prof`) and prints self time per package and per function
- * (bench/ProfileSummary.ts).
+ * (bench/ProfileSummary.ts). BENCH_PROFILE_DIR keeps the `.cpuprofile` file
+ * there (to open in Chrome's DevTools, or to read callers from).
+ *
+ * BENCH_PERF=1 samples the service with Linux perf under the same load
+ * (bench/PerfSummary.ts): kernel, Node and V8 native time included, which
+ * V8's profiler does not see or charges to whichever function was running.
  *
  *   pnpm bench:auth     (BENCH_SECONDS=8, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=1500)
  */
@@ -44,6 +49,7 @@ import {
   startService,
   withBenchDatabase
 } from "./Harness.ts"
+import { perfAvailable, perfNodeArgs, recordPerf, summarizePerf } from "./PerfSummary.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -51,6 +57,11 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const keyCount = Number(process.env.BENCH_KEYS ?? 1500)
 const profile = process.env.BENCH_PROFILE === "1"
+const perfProfile = process.env.BENCH_PERF === "1"
+/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
+const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
+  ? undefined
+  : process.env.BENCH_PROFILE_DIR
 const sessionSecret = "bench-auth-session-secret-0123456789abcdef"
 
 type Result = LoadResult
@@ -165,9 +176,39 @@ const backend = async (
   }
 }
 
+/**
+ * Samples the service with Linux perf under the same load (BENCH_PERF=1):
+ * the kernel, Node's C++ and V8's builtins and runtime calls too, each
+ * charged to the JavaScript function it ran for (bench/PerfSummary.ts).
+ */
+const perfRun = async (env: Record<string, string>, setup: SetUp) => {
+  if (!perfAvailable()) {
+    console.log("\nperf profile: skipped (perf is not on PATH)")
+    return
+  }
+  const fresh = env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}perf:` }
+  const service = await startService(fresh, { nodeArgs: perfNodeArgs })
+  const file = join(tmpdir(), `agent-platform-bench-perf-${process.pid}.data`)
+  try {
+    const headers = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
+    await load(`${service.url}/v1/agents`, headers, 2)
+    const pid = service.process.pid!
+    const recording = await recordPerf(pid, file)
+    const result = await load(`${service.url}/v1/agents`, headers)
+    const summary = summarizePerf(await recording.stop(), pid)
+    console.log(
+      `\nperf profile of GET /v1/agents under load (${connections} connections, ${seconds} s, ${result.requests} requests; main thread, natives charged to their JavaScript caller):`
+    )
+    console.log(format(summary, { requests: result.requests, top: 30 }))
+  } finally {
+    await service.stop()
+    rmSync(file, { force: true })
+  }
+}
+
 /** Profiles GET /v1/agents under load on a service over `env`; the keys of `setup` exist there. */
 const profileRun = async (env: Record<string, string>, setup: SetUp) => {
-  const dir = mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  const dir = keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
   const spawned = performance.now()
   // Fresh rate-limit windows in Redis: the measured rounds used the keys' quota.
   const fresh = env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}profile:` }
@@ -186,7 +227,7 @@ const profileRun = async (env: Record<string, string>, setup: SetUp) => {
     console.log(format(summarize(join(dir, file), startedAfterMs), { requests: result.requests, top: 30 }))
   } finally {
     await service.stop()
-    rmSync(dir, { recursive: true, force: true })
+    if (keptProfileDir === undefined) rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -214,6 +255,7 @@ try {
     return { SEED_FILE: seedFile }
   })
   if (profile) await profileRun(embeddedEnv, embeddedSetup)
+  if (perfProfile) await perfRun(embeddedEnv, embeddedSetup)
 } finally {
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(seedFile, { force: true })
@@ -234,5 +276,6 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
     }
     const setup = await backend("PostgreSQL + Redis", env, () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }))
     if (profile) await profileRun(env, setup)
+    if (perfProfile) await perfRun(env, setup)
   })
 }

@@ -17,7 +17,9 @@
  *
  * COMPARE_ENV_A and COMPARE_ENV_B (JSON objects) add environment variables
  * to one side, e.g. `COMPARE_ENV_B='{"NODE_OPTIONS":"--max-semi-space-size=64"}'`
- * with the same bundle on both sides. The load is `GET /v1/agents` with keys
+ * with the same bundle on both sides; COMPARE_NODE_ARGS_A and COMPARE_NODE_ARGS_B
+ * add flags for node on one side (V8 flags, which node refuses in
+ * NODE_OPTIONS), e.g. `COMPARE_NODE_ARGS_B=--heap-growing-percent=0`. The load is `GET /v1/agents` with keys
  * (COMPARE_PATH: another GET path). Embedded databases, or PostgreSQL + Redis
  * when BENCH_DATABASE_URL and BENCH_REDIS_URL are set (a database and a Redis
  * prefix of its own for each side, dropped afterwards).
@@ -68,7 +70,12 @@ const envOf = (name: string): Record<string, string> => {
 }
 
 /** One side: its service, on a data directory or database of its own, with keys to load it with. */
-const side = async (label: string, bundle: string, extraEnv: Record<string, string>) => {
+const side = async (
+  label: string,
+  bundle: string,
+  extraEnv: Record<string, string>,
+  nodeArgs: ReadonlyArray<string>
+) => {
   const dataDir = mkdtempSync(join(tmpdir(), `agent-platform-bench-compare-${label}-`))
   const database = onPostgres ? await createBenchDatabase(serverUrl, `compare_${label.toLowerCase()}`) : undefined
   const env = {
@@ -82,7 +89,7 @@ const side = async (label: string, bundle: string, extraEnv: Record<string, stri
     }),
     ...extraEnv
   }
-  const service = await startService(env, { bundle })
+  const service = await startService(env, { bundle, nodeArgs })
   const { keys } = await seedAgentsAndKeys(service.url, keyCount)
   return {
     label,
@@ -108,14 +115,24 @@ const run = async (target: Side, duration: number) => {
 }
 
 if (bundleB === undefined) await ensureBundle()
-const a = await side("A", resolve(bundleA), envOf("COMPARE_ENV_A"))
+/** Flags for node on one side, space-separated. */
+const nodeArgsOf = (name: string): ReadonlyArray<string> =>
+  (process.env[name] ?? "").split(" ").filter((arg) => arg !== "")
+
+const a = await side("A", resolve(bundleA), envOf("COMPARE_ENV_A"), nodeArgsOf("COMPARE_NODE_ARGS_A"))
 const sides: Array<Side> = [a]
 try {
   sides.push(
-    await side("B", resolve(bundleB ?? join(repoRoot, "packages/server/dist/main.mjs")), envOf("COMPARE_ENV_B"))
+    await side(
+      "B",
+      resolve(bundleB ?? join(repoRoot, "packages/server/dist/main.mjs")),
+      envOf("COMPARE_ENV_B"),
+      nodeArgsOf("COMPARE_NODE_ARGS_B")
+    )
   )
   const b = sides[1]
-  console.log(`A: ${a.bundle}\nB: ${b.bundle}`)
+  const argsOf = (name: string) => nodeArgsOf(name).length === 0 ? "" : ` (node ${nodeArgsOf(name).join(" ")})`
+  console.log(`A: ${a.bundle}${argsOf("COMPARE_NODE_ARGS_A")}\nB: ${b.bundle}${argsOf("COMPARE_NODE_ARGS_B")}`)
   console.log(`GET ${path}, ${onPostgres ? "PostgreSQL + Redis" : "embedded"}, ${rounds} rounds of ${seconds} s each\n`)
   for (const target of sides) await run(target, 2) // warm-up: JIT, caches, pools
   const results: Record<"A" | "B", Array<Awaited<ReturnType<typeof run>>>> = { A: [], B: [] }

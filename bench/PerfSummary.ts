@@ -1,0 +1,132 @@
+/**
+ * Linux `perf` profiles of the service: what V8's own profiler
+ * (ProfileSummary.ts) cannot show. `perf record` samples the whole process —
+ * the kernel (a response's socket write), Node's C++, V8's builtins and
+ * runtime calls (an inline cache gone megamorphic, a literal built in the
+ * runtime) — and the JIT's functions by name, through the map file node
+ * writes with `--perf-basic-prof-only-functions`.
+ *
+ * Each sample's time is charged to its innermost JavaScript function,
+ * natives included (what that function costs, whatever it calls into
+ * outside JavaScript), mapped from the bundle to the original source as in
+ * ProfileSummary.ts — except the kernel's, shown as `kernel, for <function>`;
+ * a sample with no JavaScript on its stack is charged to its native frame. Only the main thread counts: V8's helper threads
+ * (concurrent GC and compilation) run on the other core.
+ *
+ * Needs `perf` on PATH and permission to profile the process (root here;
+ * else `kernel.perf_event_paranoid` <= 1).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, rmSync } from "node:fs"
+import { originalOf, packageOf, type Row, type Summary } from "./ProfileSummary.ts"
+
+/** The flag node needs so that perf can name the JIT's functions. */
+export const perfNodeArgs = ["--perf-basic-prof-only-functions"]
+
+/** Whether `perf` can be run here. */
+export const perfAvailable = (): boolean => {
+  try {
+    execFileSync("perf", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A recording of one process until `stop`: then the `perf.data` file. */
+export interface PerfRecording {
+  readonly stop: () => Promise<string>
+}
+
+/** Starts sampling process `pid` (and its threads) at `hz` per second, with call stacks, into `file`. */
+export const recordPerf = async (pid: number, file: string, hz = 2000): Promise<PerfRecording> => {
+  const perf: ChildProcess = spawn(
+    "perf",
+    ["record", "-e", "cpu-clock", "-F", String(hz), "-g", "-p", String(pid), "-o", file],
+    { stdio: ["ignore", "ignore", "pipe"] }
+  )
+  let stderr = ""
+  perf.stderr?.on("data", (chunk: Buffer) => stderr += chunk.toString())
+  // perf attaches within a few milliseconds; it says nothing until it stops.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  if (perf.exitCode !== null) throw new Error(`perf record exited (${perf.exitCode}): ${stderr}`)
+  return {
+    stop: () =>
+      new Promise((resolve, reject) => {
+        perf.once("exit", () =>
+          existsSync(file) ? resolve(file) : reject(new Error(`perf record wrote nothing: ${stderr}`)))
+        perf.kill("SIGINT")
+      })
+  }
+}
+
+/** A frame of `perf script`: the symbol, and whether it is the kernel's. */
+interface Frame {
+  readonly symbol: string
+  readonly kernel: boolean
+}
+
+/** `JS:*name file:///…/main.mjs:12:34` (the marker says the tier: * optimized, ^ baseline, ~ interpreted). */
+const jsFrame = /^JS:[*^~+]?(.*?) ?((?:file:\/\/|node:)\S+):(\d+):(\d+)$/
+
+/** Where a sample's time goes: the innermost JavaScript frame, else the innermost native one. */
+const chargedTo = (frames: ReadonlyArray<Frame>): { readonly name: string; readonly pkg: string } => {
+  const inKernel = frames[0]?.kernel === true
+  for (const frame of frames) {
+    const js = jsFrame.exec(frame.symbol)
+    if (js === null) continue
+    const [, functionName, url, line, column] = js
+    const original = originalOf({
+      functionName,
+      url,
+      lineNumber: Number(line) - 1,
+      columnNumber: Number(column) - 1
+    })
+    const where = original.file.replace(/^.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(
+      /^.*\/packages\//,
+      "packages/"
+    )
+    const name = `${original.name} ${where}:${original.line}`
+    // The kernel's time (a socket write, say) shows as such, named after the function that called into it.
+    return inKernel
+      ? { name: `kernel, for ${name}`, pkg: "kernel" }
+      : { name, pkg: packageOf(original.file, original.name) }
+  }
+  const leaf = frames[0]
+  if (leaf === undefined) return { name: "(no stack)", pkg: "native (no stack)" }
+  return { name: leaf.symbol, pkg: leaf.kernel ? "kernel" : `native ${leaf.symbol.replace(/[(<].*$/, "")}` }
+}
+
+/**
+ * Time per function and per package on the main thread of the recording
+ * (its thread id is the process id) of `pid`; `perf.data` is removed after.
+ */
+export const summarizePerf = (file: string, pid: number): Summary => {
+  const script = execFileSync("perf", ["script", "-i", file, "-F", "tid,period,ip,sym,dso"], {
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "pipe", "ignore"]
+  }).toString()
+  rmSync(file, { force: true })
+  const functions = new Map<string, number>()
+  const packages = new Map<string, number>()
+  let busyMs = 0
+  for (const block of script.split("\n\n")) {
+    const lines = block.split("\n").filter((line) => line.trim() !== "")
+    const header = /^\s*(\d+)\s+(\d+)\s*$/.exec(lines[0] ?? "")
+    if (header === null || Number(header[1]) !== pid) continue
+    const ms = Number(header[2]) / 1e6
+    const frames = lines.slice(1).map((line): Frame => {
+      const match = /^\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$/.exec(line)
+      return match === null
+        ? { symbol: line.trim(), kernel: false }
+        : { symbol: match[1], kernel: match[2].includes("kernel") }
+    })
+    const charged = chargedTo(frames)
+    busyMs += ms
+    functions.set(charged.name, (functions.get(charged.name) ?? 0) + ms)
+    packages.set(charged.pkg, (packages.get(charged.pkg) ?? 0) + ms)
+  }
+  const rows = (map: Map<string, number>): ReadonlyArray<Row> =>
+    [...map].sort((a, b) => b[1] - a[1]).map(([name, ms]) => ({ name, ms, share: ms / busyMs }))
+  return { busyMs, packages: rows(packages), functions: rows(functions) }
+}
