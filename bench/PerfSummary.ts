@@ -10,15 +10,16 @@
  * natives included (what that function costs, whatever it calls into
  * outside JavaScript), mapped from the bundle to the original source as in
  * ProfileSummary.ts — except the kernel's, shown as `kernel, for <function>`;
- * a sample with no JavaScript on its stack is charged to its native frame. Only the main thread counts: V8's helper threads
- * (concurrent GC and compilation) run on the other core.
+ * a sample with no JavaScript on its stack is charged to its native frame.
+ * Only the main thread counts: V8's helper threads (concurrent GC and
+ * compilation) run on the other core.
  *
  * Needs `perf` on PATH and permission to profile the process (root here;
  * else `kernel.perf_event_paranoid` <= 1).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, rmSync } from "node:fs"
-import { originalOf, packageOf, type Row, type Summary } from "./ProfileSummary.ts"
+import { existsSync } from "node:fs"
+import { functionLabel, originalOf, packageOf, rowsOf, type Summary } from "./ProfileSummary.ts"
 
 /** The flag node needs so that perf can name the JIT's functions. */
 export const perfNodeArgs = ["--perf-basic-prof-only-functions"]
@@ -53,8 +54,11 @@ export const recordPerf = async (pid: number, file: string, hz = 2000): Promise<
   return {
     stop: () =>
       new Promise((resolve, reject) => {
-        perf.once("exit", () =>
-          existsSync(file) ? resolve(file) : reject(new Error(`perf record wrote nothing: ${stderr}`)))
+        const written = () =>
+          existsSync(file) ? resolve(file) : reject(new Error(`perf record wrote nothing: ${stderr}`))
+        // perf may have ended on its own (the process it sampled exited): then there is nothing to wait for.
+        if (perf.exitCode !== null || perf.signalCode !== null) return written()
+        perf.once("exit", written)
         perf.kill("SIGINT")
       })
   }
@@ -82,11 +86,7 @@ const chargedTo = (frames: ReadonlyArray<Frame>): { readonly name: string; reado
       lineNumber: Number(line) - 1,
       columnNumber: Number(column) - 1
     })
-    const where = original.file.replace(/^.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(
-      /^.*\/packages\//,
-      "packages/"
-    )
-    const name = `${original.name} ${where}:${original.line}`
+    const name = functionLabel(original)
     // The kernel's time (a socket write, say) shows as such, named after the function that called into it.
     return inKernel
       ? { name: `kernel, for ${name}`, pkg: "kernel" }
@@ -99,14 +99,13 @@ const chargedTo = (frames: ReadonlyArray<Frame>): { readonly name: string; reado
 
 /**
  * Time per function and per package on the main thread of the recording
- * (its thread id is the process id) of `pid`; `perf.data` is removed after.
+ * (its thread id is the process id) of `pid`.
  */
 export const summarizePerf = (file: string, pid: number): Summary => {
   const script = execFileSync("perf", ["script", "-i", file, "-F", "tid,period,ip,sym,dso"], {
     maxBuffer: 1 << 30,
     stdio: ["ignore", "pipe", "ignore"]
   }).toString()
-  rmSync(file, { force: true })
   const functions = new Map<string, number>()
   const packages = new Map<string, number>()
   let busyMs = 0
@@ -126,7 +125,5 @@ export const summarizePerf = (file: string, pid: number): Summary => {
     functions.set(charged.name, (functions.get(charged.name) ?? 0) + ms)
     packages.set(charged.pkg, (packages.get(charged.pkg) ?? 0) + ms)
   }
-  const rows = (map: Map<string, number>): ReadonlyArray<Row> =>
-    [...map].sort((a, b) => b[1] - a[1]).map(([name, ms]) => ({ name, ms, share: ms / busyMs }))
-  return { busyMs, packages: rows(packages), functions: rows(functions) }
+  return { busyMs, packages: rowsOf(packages, busyMs), functions: rowsOf(functions, busyMs) }
 }

@@ -81,6 +81,23 @@ export const originalOf = (
   return { file: frame.url, line: frame.lineNumber + 1, name: frame.functionName || "(anonymous)" }
 }
 
+/** A table's rows, most time first, each with its share of `busyMs`. */
+export const rowsOf = (msByName: ReadonlyMap<string, number>, busyMs: number): ReadonlyArray<Row> =>
+  [...msByName].sort((a, b) => b[1] - a[1]).map(([name, ms]) => ({ name, ms, share: ms / busyMs }))
+
+/** A function's row label: its name, and where it is (a package's path, or ours from `packages/`). */
+export const functionLabel = (
+  original: { readonly file: string; readonly line: number; readonly name: string }
+): string =>
+  original.file === ""
+    ? original.name
+    : `${original.name} ${
+      original.file.replace(/^.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(
+        /^.*\/packages\//,
+        "packages/"
+      )
+    }:${original.line}`
+
 /** The package (or our own folder) a source file belongs to. */
 export const packageOf = (file: string, name: string): string => {
   if (file === "") {
@@ -144,20 +161,10 @@ export const summarize = (path: string, skipMs = 0, untilMs = Number.POSITIVE_IN
     const original = originalOf(frame)
     const pkg = packageOf(original.file, original.name)
     packages.set(pkg, (packages.get(pkg) ?? 0) + ms)
-    const where = original.file === ""
-      ? ""
-      : ` ${
-        original.file.replace(/^.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(
-          /^.*\/packages\//,
-          "packages/"
-        )
-      }:${original.line}`
-    const key = `${original.name}${where}`
+    const key = functionLabel(original)
     functions.set(key, (functions.get(key) ?? 0) + ms)
   }
-  const rows = (map: Map<string, number>) =>
-    [...map].sort((a, b) => b[1] - a[1]).map(([name, ms]) => ({ name, ms, share: ms / busyMs }))
-  return { busyMs, packages: rows(packages), functions: rows(functions) }
+  return { busyMs, packages: rowsOf(packages, busyMs), functions: rowsOf(functions, busyMs) }
 }
 
 /** The summary as text: the top `top` rows of each table, per request when `requests` is given. */

@@ -176,6 +176,10 @@ const backend = async (
   }
 }
 
+/** `env` with rate-limit windows of their own in Redis: the measured rounds used the keys' quota. */
+const freshLimits = (env: Record<string, string>, tag: string): Record<string, string> =>
+  env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}${tag}:` }
+
 /**
  * Samples the service with Linux perf under the same load (BENCH_PERF=1):
  * the kernel, Node's C++ and V8's builtins and runtime calls too, each
@@ -186,8 +190,7 @@ const perfRun = async (env: Record<string, string>, setup: SetUp) => {
     console.log("\nperf profile: skipped (perf is not on PATH)")
     return
   }
-  const fresh = env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}perf:` }
-  const service = await startService(fresh, { nodeArgs: perfNodeArgs })
+  const service = await startService(freshLimits(env, "perf"), { nodeArgs: perfNodeArgs })
   const file = join(tmpdir(), `agent-platform-bench-perf-${process.pid}.data`)
   try {
     const headers = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
@@ -210,9 +213,9 @@ const perfRun = async (env: Record<string, string>, setup: SetUp) => {
 const profileRun = async (env: Record<string, string>, setup: SetUp) => {
   const dir = keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
   const spawned = performance.now()
-  // Fresh rate-limit windows in Redis: the measured rounds used the keys' quota.
-  const fresh = env.REDIS_PREFIX === undefined ? env : { ...env, REDIS_PREFIX: `${env.REDIS_PREFIX}profile:` }
-  const service = await startService(fresh, { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] })
+  const service = await startService(freshLimits(env, "profile"), {
+    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`]
+  })
   try {
     const headers = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
     await load(`${service.url}/v1/agents`, headers, 2)

@@ -17,10 +17,10 @@
  *
  * COMPARE_ENV_A and COMPARE_ENV_B (JSON objects) add environment variables
  * to one side, e.g. `COMPARE_ENV_B='{"NODE_OPTIONS":"--max-semi-space-size=64"}'`
- * with the same bundle on both sides; COMPARE_NODE_ARGS_A and COMPARE_NODE_ARGS_B
- * add flags for node on one side (V8 flags, which node refuses in
- * NODE_OPTIONS), e.g. `COMPARE_NODE_ARGS_B=--heap-growing-percent=0`. The load is `GET /v1/agents` with keys
- * (COMPARE_PATH: another GET path). Embedded databases, or PostgreSQL + Redis
+ * with the same bundle on both sides; COMPARE_NODE_ARGS_A and
+ * COMPARE_NODE_ARGS_B add flags for node on one side (V8 flags, which node
+ * refuses in NODE_OPTIONS), e.g. `COMPARE_NODE_ARGS_B=--heap-growing-percent=0`.
+ * The load is `GET /v1/agents` with keys (COMPARE_PATH: another GET path). Embedded databases, or PostgreSQL + Redis
  * when BENCH_DATABASE_URL and BENCH_REDIS_URL are set (a database and a Redis
  * prefix of its own for each side, dropped afterwards).
  *
@@ -94,6 +94,7 @@ const side = async (
   return {
     label,
     bundle,
+    nodeArgs,
     service,
     headers: keys.map(({ key }) => ({ authorization: `Bearer ${key}` })),
     cleanUp: async () => {
@@ -131,8 +132,9 @@ try {
     )
   )
   const b = sides[1]
-  const argsOf = (name: string) => nodeArgsOf(name).length === 0 ? "" : ` (node ${nodeArgsOf(name).join(" ")})`
-  console.log(`A: ${a.bundle}${argsOf("COMPARE_NODE_ARGS_A")}\nB: ${b.bundle}${argsOf("COMPARE_NODE_ARGS_B")}`)
+  const described = (target: Side) =>
+    `${target.label}: ${target.bundle}${target.nodeArgs.length === 0 ? "" : ` (node ${target.nodeArgs.join(" ")})`}`
+  console.log(`${described(a)}\n${described(b)}`)
   console.log(`GET ${path}, ${onPostgres ? "PostgreSQL + Redis" : "embedded"}, ${rounds} rounds of ${seconds} s each\n`)
   for (const target of sides) await run(target, 2) // warm-up: JIT, caches, pools
   const results: Record<"A" | "B", Array<Awaited<ReturnType<typeof run>>>> = { A: [], B: [] }
