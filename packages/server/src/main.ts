@@ -4,6 +4,8 @@
  * and/or runs the workers until SIGTERM or SIGINT: in-flight requests finish,
  * workers stop after their current step, and the process exits with 0.
  */
+// First: keeps nextTick on its fast path (see the module).
+import "./Platform/TickShape.ts"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Option, Runtime, Schema } from "effect"
 import { createServer } from "node:net"
