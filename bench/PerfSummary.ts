@@ -18,11 +18,14 @@
  * else `kernel.perf_event_paranoid` <= 1).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { functionLabel, originalOf, packageOf, rowsOf, type Summary } from "./ProfileSummary.ts"
 
 /** The flag node needs so that perf can name the JIT's functions. */
 export const perfNodeArgs = ["--perf-basic-prof-only-functions"]
+
+/** The map file node writes for perf with those flags (always under /tmp; node leaves it there). */
+export const perfMapFile = (pid: number) => `/tmp/perf-${pid}.map`
 
 /** Whether `perf` can be run here. */
 export const perfAvailable = (): boolean => {
@@ -98,6 +101,50 @@ const chargedTo = (frames: ReadonlyArray<Frame>): { readonly name: string; reado
 }
 
 /**
+ * Names a JIT address from node's perf map file (`start size name` per
+ * line, in the order the code was made). V8 frees code and reuses its
+ * addresses, and the file keeps every entry: perf names an address after
+ * whichever entry it picks, often the older one, so that code compiled at
+ * startup (the seeding's) took the samples of what replaced it. Here the
+ * entry written last wins, over each part of its range.
+ */
+const makeJitResolver = (text: string): (ip: bigint) => string | undefined => {
+  const entries: Array<{ readonly start: bigint; readonly end: bigint; readonly name: string }> = []
+  for (const line of text.split("\n")) {
+    const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line)
+    if (match === null) continue
+    const start = BigInt(`0x${match[1]}`)
+    entries.push({ start, end: start + BigInt(`0x${match[2]}`), name: match[3] })
+  }
+  // Sweep the boundaries: each segment between two belongs to the latest entry covering it.
+  const boundaries = [...new Set(entries.flatMap((entry) => [entry.start, entry.end]))].sort((a, b) =>
+    a < b ? -1 : a > b ? 1 : 0
+  )
+  const startsAt = new Map<bigint, Array<number>>()
+  entries.forEach((entry, index) => startsAt.set(entry.start, [...(startsAt.get(entry.start) ?? []), index]))
+  const segments: Array<{ readonly start: bigint; readonly name: string | undefined }> = []
+  const active: Array<number> = [] // indexes of the entries covering the current segment, latest last
+  for (const boundary of boundaries) {
+    for (let i = active.length - 1; i >= 0; i--) if (entries[active[i]].end <= boundary) active.splice(i, 1)
+    for (const index of startsAt.get(boundary) ?? []) {
+      const at = active.findIndex((other) => other > index)
+      active.splice(at === -1 ? active.length : at, 0, index)
+    }
+    segments.push({ start: boundary, name: active.length === 0 ? undefined : entries[active[active.length - 1]].name })
+  }
+  return (ip) => {
+    let low = 0
+    let high = segments.length - 1
+    while (low < high) {
+      const middle = (low + high + 1) >> 1
+      if (segments[middle].start <= ip) low = middle
+      else high = middle - 1
+    }
+    return segments[low]?.start <= ip ? segments[low].name : undefined
+  }
+}
+
+/**
  * Time per function and per package on the main thread of the recording
  * (its thread id is the process id) of `pid`.
  */
@@ -106,6 +153,8 @@ export const summarizePerf = (file: string, pid: number): Summary => {
     maxBuffer: 1 << 30,
     stdio: ["ignore", "pipe", "ignore"]
   }).toString()
+  const jitMap = perfMapFile(pid)
+  const jitSymbol = existsSync(jitMap) ? makeJitResolver(readFileSync(jitMap, "utf8")) : undefined
   const functions = new Map<string, number>()
   const packages = new Map<string, number>()
   let busyMs = 0
@@ -115,10 +164,14 @@ export const summarizePerf = (file: string, pid: number): Summary => {
     if (header === null || Number(header[1]) !== pid) continue
     const ms = Number(header[2]) / 1e6
     const frames = lines.slice(1).map((line): Frame => {
-      const match = /^\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$/.exec(line)
-      return match === null
-        ? { symbol: line.trim(), kernel: false }
-        : { symbol: match[1], kernel: match[2].includes("kernel") }
+      const match = /^\s*([0-9a-f]+)\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$/.exec(line)
+      if (match === null) return { symbol: line.trim(), kernel: false }
+      const [, ip, symbol, dso] = match
+      // The JIT's code: named from the map file, the entry written last winning (see makeJitResolver).
+      if (dso === jitMap && jitSymbol !== undefined) {
+        return { symbol: jitSymbol(BigInt(`0x${ip}`)) ?? symbol, kernel: false }
+      }
+      return { symbol, kernel: dso.includes("kernel") }
     })
     const charged = chargedTo(frames)
     busyMs += ms

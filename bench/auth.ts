@@ -49,7 +49,7 @@ import {
   startService,
   withBenchDatabase
 } from "./Harness.ts"
-import { perfAvailable, perfNodeArgs, recordPerf, summarizePerf } from "./PerfSummary.ts"
+import { perfAvailable, perfMapFile, perfNodeArgs, recordPerf, summarizePerf } from "./PerfSummary.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -206,6 +206,7 @@ const perfRun = async (env: Record<string, string>, setup: SetUp) => {
   } finally {
     await service.stop()
     rmSync(file, { force: true })
+    rmSync(perfMapFile(service.process.pid!), { force: true })
   }
 }
 
