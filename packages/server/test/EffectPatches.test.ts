@@ -5,7 +5,8 @@
  * second context wins) and the same reference semantics as a copy.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect } from "effect"
+import { Context, Effect, Logger } from "effect"
+import * as References from "effect/References"
 
 const A = Context.Service<string>("test/A")
 const B = Context.Service<string>("test/B")
@@ -66,6 +67,18 @@ describe("Context.merge (patched)", () => {
       const inner = yield* Effect.provideContext(Effect.service(Level), Context.make(Level, "merged"))
       assert.strictEqual(inner, "merged")
       assert.strictEqual(yield* Level, "default")
+    }))
+
+  it.effect("a fiber-cached reference merged into a fiber's context takes effect (the minimum log level)", () =>
+    Effect.gen(function*() {
+      const logged: Array<unknown> = []
+      const capture = Logger.layer([Logger.make((options) => logged.push(options.message))])
+      yield* Effect.gen(function*() {
+        yield* Effect.logInfo("before")
+        yield* Effect.provideContext(Effect.logInfo("hidden"), Context.make(References.MinimumLogLevel, "Error"))
+        yield* Effect.logInfo("after")
+      }).pipe(Effect.provide(capture))
+      assert.deepStrictEqual(logged.map((message) => [message].flat()[0]), ["before", "after"])
     }))
 
   it.effect("a service merged into a fiber's context is seen by the effect it is provided to", () =>
