@@ -58,8 +58,12 @@ export interface StartOptions {
  * with the time it took from spawning the process. Its output goes to a log
  * file (`logFile`), as a supervisor would collect it.
  */
+/** Flags for node from an environment variable, space-separated. */
+export const nodeArgsFrom = (name: string): ReadonlyArray<string> =>
+  (process.env[name] ?? "").split(" ").filter((arg) => arg !== "")
+
 /** BENCH_NODE_ARGS: flags for node when it runs the service (`--max-semi-space-size=32`, say), in every bench. */
-const nodeArgsFromEnv = process.env.BENCH_NODE_ARGS?.split(" ").filter((arg) => arg !== "") ?? []
+const nodeArgsFromEnv = nodeArgsFrom("BENCH_NODE_ARGS")
 
 export const startService = async (
   env: Record<string, string>,
@@ -263,6 +267,21 @@ export const load = (
       })
     })
   })
+
+/** A load run, and the CPU time (user + system, from /proc) the serving process spent per request in it. */
+export type MeasuredLoad = LoadResult & { readonly cpuUs: number }
+
+/** {@link load}, with the CPU time per request of the process `pid` that serves it. */
+export const measuredLoad = async (
+  pid: number,
+  url: string,
+  headers: ReadonlyArray<Record<string, string>>,
+  options: { readonly connections: number; readonly duration: number }
+): Promise<MeasuredLoad> => {
+  const before = cpuMs(pid)
+  const result = await load(url, headers, options)
+  return { ...result, cpuUs: ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests) }
+}
 
 /** The middle value (the upper one of an even count). */
 export const median = (values: ReadonlyArray<number>) =>

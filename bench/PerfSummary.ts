@@ -106,7 +106,8 @@ const chargedTo = (frames: ReadonlyArray<Frame>): { readonly name: string; reado
  * addresses, and the file keeps every entry: perf names an address after
  * whichever entry it picks, often the older one, so that code compiled at
  * startup (the seeding's) took the samples of what replaced it. Here the
- * entry written last wins, over each part of its range.
+ * entry written last wins, over each part of its range: right for code made
+ * before the recording, which is what a profile under steady load samples.
  */
 const makeJitResolver = (text: string): (ip: bigint) => string | undefined => {
   const entries: Array<{ readonly start: bigint; readonly end: bigint; readonly name: string }> = []
@@ -121,7 +122,11 @@ const makeJitResolver = (text: string): (ip: bigint) => string | undefined => {
     a < b ? -1 : a > b ? 1 : 0
   )
   const startsAt = new Map<bigint, Array<number>>()
-  entries.forEach((entry, index) => startsAt.set(entry.start, [...(startsAt.get(entry.start) ?? []), index]))
+  entries.forEach((entry, index) => {
+    const starting = startsAt.get(entry.start)
+    if (starting === undefined) startsAt.set(entry.start, [index])
+    else starting.push(index)
+  })
   const segments: Array<{ readonly start: bigint; readonly name: string | undefined }> = []
   const active: Array<number> = [] // indexes of the entries covering the current segment, latest last
   for (const boundary of boundaries) {

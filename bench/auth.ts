@@ -44,9 +44,9 @@ import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
 import {
   benchAdmin,
-  cpuMs,
   load as loadWith,
-  type LoadResult,
+  type MeasuredLoad,
+  measuredLoad,
   median,
   report,
   seedAgentsAndKeys,
@@ -70,9 +70,6 @@ const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.en
   : process.env.BENCH_PROFILE_DIR
 const sessionSecret = "bench-auth-session-secret-0123456789abcdef"
 
-/** A load run, and the CPU time (user + system, from /proc) the serving process spent per request in it. */
-type Result = LoadResult & { readonly cpuUs: number }
-
 /** Load on `url` for `duration` seconds, each request with the next of `headers`. */
 const load = (url: string, headers: ReadonlyArray<Record<string, string>>, duration = seconds) =>
   loadWith(url, headers, { connections, duration })
@@ -86,15 +83,12 @@ interface Target {
 }
 
 /** A load run on `target`, with the CPU time its process spent per request. */
-const measure = async (target: Target, duration = seconds): Promise<Result> => {
-  const before = cpuMs(target.pid)
-  const result = await load(target.url, target.headers, duration)
-  return { ...result, cpuUs: ((cpuMs(target.pid) - before) * 1000) / Math.max(1, result.requests) }
-}
+const measure = (target: Target) =>
+  measuredLoad(target.pid, target.url, target.headers, { connections, duration: seconds })
 
 /** Every target once per round, in turn; the median of each. */
 const interleaved = async (targets: ReadonlyArray<Target>) => {
-  const results = new Map<string, Array<Result>>(targets.map((t) => [t.label, []]))
+  const results = new Map<string, Array<MeasuredLoad>>(targets.map((t) => [t.label, []]))
   for (const target of targets) await load(target.url, target.headers, 2) // warm-up: JIT, caches, pools
   for (let round = 0; round < rounds; round++) {
     for (const target of targets) results.get(target.label)!.push(await measure(target))

@@ -31,11 +31,11 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import {
   benchAdmin,
-  cpuMs,
   createBenchDatabase,
   ensureBundle,
-  load,
+  measuredLoad,
   median,
+  nodeArgsFrom,
   repoRoot,
   report,
   seedAgentsAndKeys,
@@ -108,19 +108,11 @@ const side = async (
 type Side = Awaited<ReturnType<typeof side>>
 
 /** One run on a side: requests/s, p99 and the service's CPU µs per request. */
-const run = async (target: Side, duration: number) => {
-  const pid = target.service.process.pid!
-  const before = cpuMs(pid)
-  const result = await load(`${target.service.url}${path}`, target.headers, { connections, duration })
-  return { ...result, cpuUs: ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests) }
-}
+const run = (target: Side, duration: number) =>
+  measuredLoad(target.service.process.pid!, `${target.service.url}${path}`, target.headers, { connections, duration })
 
 if (bundleB === undefined) await ensureBundle()
-/** Flags for node on one side, space-separated. */
-const nodeArgsOf = (name: string): ReadonlyArray<string> =>
-  (process.env[name] ?? "").split(" ").filter((arg) => arg !== "")
-
-const a = await side("A", resolve(bundleA), envOf("COMPARE_ENV_A"), nodeArgsOf("COMPARE_NODE_ARGS_A"))
+const a = await side("A", resolve(bundleA), envOf("COMPARE_ENV_A"), nodeArgsFrom("COMPARE_NODE_ARGS_A"))
 const sides: Array<Side> = [a]
 try {
   sides.push(
@@ -128,7 +120,7 @@ try {
       "B",
       resolve(bundleB ?? join(repoRoot, "packages/server/dist/main.mjs")),
       envOf("COMPARE_ENV_B"),
-      nodeArgsOf("COMPARE_NODE_ARGS_B")
+      nodeArgsFrom("COMPARE_NODE_ARGS_B")
     )
   )
   const b = sides[1]

@@ -15,7 +15,7 @@ const D = Context.Service<string>("test/D")
 const E = Context.Service<string>("test/E")
 const Level = Context.Reference<string>("test/Level", { defaultValue: () => "default" })
 
-/** A context of `count` services besides A and B, with two overlays on top (as a request's context has). */
+/** A, `count` numbered services, then B and C as overlays on top (as a request's context has them). */
 const withOverlays = (count: number) => {
   let context = Context.make(A, "a")
   for (let i = 0; i < count; i++) context = Context.add(context, Context.Service<number>(`test/S${i}`), i)

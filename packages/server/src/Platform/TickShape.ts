@@ -17,7 +17,8 @@
  * seen. Measured (perf, `GET /v1/agents`): `nextTick` then cost 5–7 µs per
  * request in V8's runtime (`Runtime_DefineKeyedOwnPropertyInLiteral`),
  * against 0.3 µs in the effect ceiling, whose small heap never collected
- * them; every service process checked had the three sites megamorphic.
+ * them; every embedded service process checked (3 of 3) had the three sites
+ * megamorphic.
  *
  * An entry is reachable from its own callback as the current async resource,
  * a public API (`async_hooks.executionAsyncResource`), and holding it holds
