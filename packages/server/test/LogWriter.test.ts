@@ -8,6 +8,7 @@ import {
   directBuffer,
   formatPlainEntry,
   formatRequestEntry,
+  isoTimestamp,
   makeJsonLogger,
   makeLineBuffer
 } from "../src/Platform/LogWriter.ts"
@@ -93,6 +94,33 @@ describe("LogWriter", () => {
     assert.strictEqual(writes[0].length, 64 * 1024)
   })
 
+  it("writes timestamps as Date's toISOString does", () => {
+    const times = [
+      0,
+      999,
+      1000,
+      Date.UTC(2026, 10, 28, 23, 59, 59, 999),
+      Date.UTC(2026, 10, 29),
+      Date.UTC(2028, 1, 29, 12, 0, 0, 7),
+      -1,
+      -1001,
+      1.5,
+      8.64e15,
+      253402300799999,
+      253402300800000
+    ]
+    // The same second again, then another, then back: the cached second must not leak into the next.
+    for (
+      const millis of [
+        ...times,
+        ...times.slice().reverse(),
+        ...Array.from({ length: 3000 }, (_, i) => 1_800_000_000_000 + i * 7)
+      ]
+    ) {
+      assert.strictEqual(isoTimestamp(millis), new Date(millis).toISOString(), String(millis))
+    }
+  })
+
   it("formats the request line as the generic plain entry does", () => {
     const date = new Date("2026-11-27T17:00:00.123Z")
     for (
@@ -112,6 +140,15 @@ describe("LogWriter", () => {
           status: 404,
           duration_ms: 0,
           tenant_id: null
+        },
+        {
+          // Every printable ASCII character but the two JSON escapes, then a control character; a non-finite number.
+          request_id: "r-3",
+          method: "GET",
+          path: "/ !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~\u0001",
+          status: 200,
+          duration_ms: Number.NaN,
+          tenant_id: "\\"
         }
       ]
     ) {

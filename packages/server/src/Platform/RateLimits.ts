@@ -181,6 +181,40 @@ const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckW
   return { _tag: "Shared", check }
 }
 
+/** The names of a key's windows: its own, and its window for one endpoint class. */
+interface WindowNames {
+  readonly keyKey: string
+  readonly classKey: string
+}
+
+/** Keys whose window names are kept; beyond, the memo starts over (names are cheap to make again). */
+const maxNamedKeys = 50_000
+
+/**
+ * The window names of a key and class, made once and then reused: every
+ * request of a key looks its windows up by the same string instances, whose
+ * hash V8 keeps and which compare by identity, instead of building, hashing
+ * and comparing new strings character by character on every request.
+ */
+const makeWindowNames = () => {
+  const byKey = new Map<string, Partial<Record<RateLimitClass, WindowNames>>>()
+  return (keyId: string, limitClass: RateLimitClass): WindowNames => {
+    let classes = byKey.get(keyId)
+    if (classes === undefined) {
+      if (byKey.size >= maxNamedKeys) byKey.clear()
+      classes = {}
+      byKey.set(keyId, classes)
+    }
+    let names = classes[limitClass]
+    if (names === undefined) {
+      const keyKey = `{${keyId}}`
+      names = { keyKey, classKey: `${keyKey}:${limitClass}` }
+      classes[limitClass] = names
+    }
+    return names
+  }
+}
+
 export class RateLimits extends Context.Service<RateLimits, {
   /** Counts one request of a key against both limits. */
   readonly consume: (options: {
@@ -238,13 +272,16 @@ export class RateLimits extends Context.Service<RateLimits, {
           }
       }
 
+      const names = makeWindowNames()
+
       const consume = (
         options: { readonly keyId: string; readonly keyRpm: number; readonly limitClass: RateLimitClass }
       ): Effect.Effect<RateLimitOutcome> => {
+        const { classKey, keyKey } = names(options.keyId, options.limitClass)
         const request: WindowsRequest = {
-          classKey: `{${options.keyId}}:${options.limitClass}`,
+          classKey,
           classLimit: rateLimitPerMinute[options.limitClass],
-          keyKey: `{${options.keyId}}`,
+          keyKey,
           keyLimit: options.keyRpm
         }
         const known = () => {
