@@ -2,10 +2,19 @@
  * What `patches/effect@4.1.0.patch` changes in effect must not change what
  * effect's functions return: `Context.merge` of a few services adds them as
  * overlays (no copy), with the same services, the same precedence (the
- * second context wins) and the same reference semantics as a copy.
+ * second context wins) and the same reference semantics as a copy; an
+ * HttpApi security middleware with one scheme answers as before.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Logger } from "effect"
+import { Context, Effect, Layer, Logger, Redacted, Schema } from "effect"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
 
 const A = Context.Service<string>("test/A")
@@ -89,4 +98,67 @@ describe("Context.merge (patched)", () => {
       ).pipe(Effect.provideService(A, "a"))
       assert.deepStrictEqual(seen, ["a", "d"])
     }))
+})
+
+// ---------------------------------------------------------------------------
+// HttpApiBuilder: a security middleware with one scheme runs without the
+// generic path's generator and Result per request. Outcomes must not change.
+
+class Teapot extends Schema.TaggedError<Teapot>()("Teapot", { reason: Schema.String }, { httpApiStatus: 418 }) {}
+class Caller extends Context.Service<Caller, string>()("test/Caller") {}
+
+class Guard extends HttpApiMiddleware.Service<Guard, { provides: Caller }>()("test/Guard", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: [Teapot]
+}) {}
+
+const GuardedApi = HttpApi.make("guarded").add(
+  HttpApiGroup.make("things")
+    .add(HttpApiEndpoint.get("whoami", "/whoami", { success: Schema.Struct({ caller: Schema.String }) }))
+    .add(HttpApiEndpoint.get("fails", "/fails", { success: Schema.String, error: Teapot }))
+    .middleware(Guard)
+)
+
+const guardedHandler = () =>
+  HttpRouter.toWebHandler(
+    HttpApiBuilder.layer(GuardedApi).pipe(
+      Layer.provide(HttpApiBuilder.group(GuardedApi, "things", (handlers) =>
+        handlers
+          .handle("whoami", () => Effect.map(Effect.service(Caller), (caller) => ({ caller })))
+          // The handler fails with the middleware's own error type: still the handler's failure.
+          .handle("fails", () => Effect.fail(new Teapot({ reason: "from the handler" }))))),
+      Layer.provide(Layer.succeed(Guard, {
+        bearer: (handled, { credential }) => {
+          const token = Redacted.value(credential)
+          return token === ""
+            ? Effect.fail(new Teapot({ reason: "no credential" }))
+            : Effect.provideService(handled, Caller, token)
+        }
+      })),
+      Layer.provide(HttpServer.layerServices)
+    ),
+    { disableLogger: true }
+  )
+
+describe("HttpApiBuilder security middleware with one scheme (patched)", () => {
+  it("provides what the middleware provides, fails with the middleware's error, passes the handler's through", async () => {
+    const { dispose, handler } = guardedHandler()
+    try {
+      const call = async (path: string, authorization?: string) => {
+        const response = await handler(
+          new Request(`http://test${path}`, { headers: authorization === undefined ? {} : { authorization } })
+        )
+        return [response.status, await response.json()]
+      }
+      assert.deepStrictEqual(await call("/whoami", "Bearer alice"), [200, { caller: "alice" }])
+      assert.deepStrictEqual(await call("/whoami"), [418, { _tag: "Teapot", reason: "no credential" }])
+      assert.deepStrictEqual(await call("/fails", "Bearer alice"), [418, {
+        _tag: "Teapot",
+        reason: "from the handler"
+      }])
+      assert.deepStrictEqual(await call("/fails"), [418, { _tag: "Teapot", reason: "no credential" }])
+    } finally {
+      await dispose()
+    }
+  })
 })
