@@ -51,13 +51,6 @@ export interface StartOptions {
   readonly bundle?: string
 }
 
-/**
- * Starts the service as `pnpm start` does (the bundle, built first) with
- * `env` on top of the defaults — `LOG_LEVEL` included, so the request log
- * costs what it costs a user — and resolves once GET /health answers 200,
- * with the time it took from spawning the process. Its output goes to a log
- * file (`logFile`), as a supervisor would collect it.
- */
 /** Flags for node from an environment variable, space-separated. */
 export const nodeArgsFrom = (name: string): ReadonlyArray<string> =>
   (process.env[name] ?? "").split(" ").filter((arg) => arg !== "")
@@ -65,6 +58,13 @@ export const nodeArgsFrom = (name: string): ReadonlyArray<string> =>
 /** BENCH_NODE_ARGS: flags for node when it runs the service (`--max-semi-space-size=32`, say), in every bench. */
 const nodeArgsFromEnv = nodeArgsFrom("BENCH_NODE_ARGS")
 
+/**
+ * Starts the service as `pnpm start` does (the bundle, built first) with
+ * `env` on top of the defaults — `LOG_LEVEL` included, so the request log
+ * costs what it costs a user — and resolves once GET /health answers 200,
+ * with the time it took from spawning the process. Its output goes to a log
+ * file (`logFile`), as a supervisor would collect it.
+ */
 export const startService = async (
   env: Record<string, string>,
   options: StartOptions = {}
