@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { createClient } from "redis"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
 
 export const repoRoot = fileURLToPath(new URL("..", import.meta.url))
@@ -227,6 +228,50 @@ export const withBenchDatabase = async <A>(
     return await use(database.url)
   } finally {
     await database.drop()
+  }
+}
+
+/**
+ * A Redis key prefix of this bench process's own, `bench-<purpose>-<pid>:`,
+ * and `drop` to delete every key written under it afterwards: the service
+ * leaves keys without expiry there (the workers' last cron tick), and a bench
+ * must not leave its data on a shared Redis. Without a Redis URL, `drop` does
+ * nothing.
+ */
+export const benchRedisPrefix = (
+  redisUrl: string | undefined,
+  purpose: string
+): { readonly prefix: string; readonly drop: () => Promise<void> } => {
+  const prefix = `bench-${purpose}-${process.pid}:`
+  const drop = async () => {
+    if (redisUrl === undefined || redisUrl === "") return
+    const client = createClient({ url: redisUrl })
+    await client.connect()
+    try {
+      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
+        if (keys.length > 0) await client.unlink(keys)
+      }
+    } finally {
+      await client.close()
+    }
+  }
+  return { prefix, drop }
+}
+
+/**
+ * Runs `use` with a Redis key prefix of its own on `redisUrl` (see
+ * {@link benchRedisPrefix}) and deletes the keys under it afterwards.
+ */
+export const withBenchRedisPrefix = async <A>(
+  redisUrl: string | undefined,
+  purpose: string,
+  use: (prefix: string) => Promise<A>
+): Promise<A> => {
+  const redis = benchRedisPrefix(redisUrl, purpose)
+  try {
+    return await use(redis.prefix)
+  } finally {
+    await redis.drop()
   }
 }
 

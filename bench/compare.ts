@@ -31,6 +31,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import {
   benchAdmin,
+  benchRedisPrefix,
   createBenchDatabase,
   ensureBundle,
   measuredLoad,
@@ -78,13 +79,14 @@ const side = async (
 ) => {
   const dataDir = mkdtempSync(join(tmpdir(), `agent-platform-bench-compare-${label}-`))
   const database = onPostgres ? await createBenchDatabase(serverUrl, `compare_${label.toLowerCase()}`) : undefined
+  const redis = benchRedisPrefix(database === undefined ? undefined : redisUrl, `compare-${label}`)
   const env = {
     DATA_DIR: dataDir,
     BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
     ...(database === undefined ? {} : {
       DATABASE_URL: database.url,
       REDIS_URL: redisUrl!,
-      REDIS_PREFIX: `bench-compare-${label}-${process.pid}:`,
+      REDIS_PREFIX: redis.prefix,
       SESSION_SECRET: "bench-compare-session-secret-0123456789abcdef"
     }),
     ...extraEnv
@@ -100,6 +102,7 @@ const side = async (
     cleanUp: async () => {
       await service.stop()
       await database?.drop()
+      await redis.drop()
       rmSync(dataDir, { recursive: true, force: true })
     }
   }

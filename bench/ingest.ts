@@ -35,7 +35,7 @@ import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
-import { benchAdmin, cpuMs, report, startService } from "./Harness.ts"
+import { benchAdmin, benchRedisPrefix, cpuMs, report, startService } from "./Harness.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
@@ -194,15 +194,18 @@ if (serverUrl === undefined) {
   await onServer(`CREATE DATABASE "${databaseName}"`)
 }
 
+/** This run's Redis keys (PostgreSQL + Redis only), deleted when it ends. */
+let redis: ReturnType<typeof benchRedisPrefix> | undefined
 try {
   // -------------------------------------------------------------------------
   // The platform.
 
   const redisUrl = process.env.BENCH_REDIS_URL || undefined
+  redis = benchRedisPrefix(databaseUrl === undefined ? undefined : redisUrl, "ingest")
   const service = await startService({
     ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
     ...(databaseUrl !== undefined && redisUrl !== undefined
-      ? { REDIS_URL: redisUrl, REDIS_PREFIX: `bench-ingest-${process.pid}:` }
+      ? { REDIS_URL: redisUrl, REDIS_PREFIX: redis.prefix }
       : {}),
     BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
     SESSION_SECRET: sessionSecret
@@ -454,6 +457,7 @@ try {
   }
 } finally {
   if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
+  await redis?.drop()
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(baselineDir, { recursive: true, force: true })
 }
