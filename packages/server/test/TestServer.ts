@@ -90,14 +90,20 @@ export class TestServer extends Context.Service<TestServer, TestServerShape>()("
  * The server under test; `env` overrides configuration variables (e.g.
  * `{ CRON_INTERVAL_MS: "200" }`); `redis: false` keeps the key-value store in
  * PostgreSQL even when the run has Redis; `database` replaces the server's own
- * copy of the template (e.g. to run two replicas on one database).
+ * copy of the template (e.g. to run two replicas on one database);
+ * `redisPrefix` names its Redis keys' prefix.
  */
 export const layer = (
   env: Record<string, string> = {},
-  options: { readonly redis?: boolean; readonly database?: DatabaseLayer } = {}
+  options: {
+    readonly redis?: boolean
+    readonly database?: DatabaseLayer
+    /** The server's Redis key prefix (default a new one), deleted with everything under it when the server stops. */
+    readonly redisPrefix?: string
+  } = {}
 ) => {
   const redisUrl = options.redis === false ? undefined : process.env.TEST_REDIS_URL
-  const redisPrefix = `ap-test:${crypto.randomUUID()}:`
+  const redisPrefix = options.redisPrefix ?? `ap-test:${crypto.randomUUID()}:`
   const config = (dataDir: string) =>
     ConfigProvider.fromUnknown({
       // What the service keeps in DATA_DIR besides an embedded database (generated VAPID keys) goes to a folder of
@@ -117,7 +123,6 @@ export const layer = (
   const server = Layer.effect(
     TestServer,
     Effect.gen(function*() {
-      if (redisUrl !== undefined && redisUrl !== "") yield* redisCleanup(redisUrl, redisPrefix)
       const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address))
       const client = (options: Omit<Sdk.ClientOptions, "baseUrl"> = {}) =>
         Sdk.make({ baseUrl, ...options }).pipe(Effect.provide(FetchHttpClient.layer))
@@ -129,18 +134,20 @@ export const layer = (
       return TestServer.of({ baseUrl, client, admin })
     })
   )
-  return Layer.unwrap(Effect.map(
-    Effect.acquireRelease(
+  // Acquired before the service is built, so released after it stops: the Redis keys are deleted once no
+  // worker can write another (a cleanup inside the service's layer ran while its workers still ticked).
+  return Layer.unwrap(Effect.gen(function*() {
+    const dataDir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "agent-platform-test-data-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    ),
-    (dataDir) =>
-      server.pipe(
-        Layer.provideMerge(makeApp(options.database ?? testDatabase)),
-        Layer.provideMerge(ServerConfig.layer),
-        Layer.provide(ConfigProvider.layer(config(dataDir)))
-      )
-  ))
+    )
+    if (redisUrl !== undefined && redisUrl !== "") yield* redisCleanup(redisUrl, redisPrefix)
+    return server.pipe(
+      Layer.provideMerge(makeApp(options.database ?? testDatabase)),
+      Layer.provideMerge(ServerConfig.layer),
+      Layer.provide(ConfigProvider.layer(config(dataDir)))
+    )
+  }))
 }
 
 /** Options for `layer(testServer(...), serverSuite)`: real clock in the server, generous start-up time. */
