@@ -216,18 +216,23 @@ export const createBenchDatabase = async (
 
 /**
  * Runs `use` with the URL of a new database on the PostgreSQL server at
- * `serverUrl`, named after `purpose`, and drops it afterwards.
+ * `serverUrl`, named after `purpose`, and a Redis key prefix of its own (see
+ * {@link benchRedisPrefix}); drops the database afterwards, and the keys under
+ * the prefix on `redisUrl` when given.
  */
 export const withBenchDatabase = async <A>(
   serverUrl: string,
   purpose: string,
-  use: (url: string) => Promise<A>
+  use: (url: string, redisPrefix: string) => Promise<A>,
+  redisUrl?: string
 ): Promise<A> => {
   const database = await createBenchDatabase(serverUrl, purpose)
+  const redis = benchRedisPrefix(redisUrl, purpose)
   try {
-    return await use(database.url)
+    return await use(database.url, redis.prefix)
   } finally {
     await database.drop()
+    await redis.drop()
   }
 }
 
@@ -256,23 +261,6 @@ export const benchRedisPrefix = (
     }
   }
   return { prefix, drop }
-}
-
-/**
- * Runs `use` with a Redis key prefix of its own on `redisUrl` (see
- * {@link benchRedisPrefix}) and deletes the keys under it afterwards.
- */
-export const withBenchRedisPrefix = async <A>(
-  redisUrl: string | undefined,
-  purpose: string,
-  use: (prefix: string) => Promise<A>
-): Promise<A> => {
-  const redis = benchRedisPrefix(redisUrl, purpose)
-  try {
-    return await use(redis.prefix)
-  } finally {
-    await redis.drop()
-  }
 }
 
 /** What one load run measured. */

@@ -53,8 +53,7 @@ import {
   type Service,
   startBaseline,
   startService,
-  withBenchDatabase,
-  withBenchRedisPrefix
+  withBenchDatabase
 } from "./Harness.ts"
 import { perfAvailable, perfMapFile, perfNodeArgs, recordPerf, summarizePerf } from "./PerfSummary.ts"
 import { format, summarize } from "./ProfileSummary.ts"
@@ -286,17 +285,16 @@ const redisUrl = process.env.BENCH_REDIS_URL
 if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || redisUrl === "") {
   console.log("\nPostgreSQL + Redis: skipped (set BENCH_DATABASE_URL and BENCH_REDIS_URL to measure)")
 } else {
-  await withBenchDatabase(serverUrl, "auth", (url) =>
-    withBenchRedisPrefix(redisUrl, "auth", async (prefix) => {
-      const env = {
-        DATABASE_URL: url,
-        REDIS_URL: redisUrl,
-        REDIS_PREFIX: prefix,
-        SESSION_SECRET: sessionSecret,
-        BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password
-      }
-      const setup = await backend("PostgreSQL + Redis", env, () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }))
-      if (profile) await profileRun(env, setup)
-      if (perfProfile) await perfRun(env, setup)
-    }))
+  await withBenchDatabase(serverUrl, "auth", async (url, redisPrefix) => {
+    const env = {
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: redisPrefix,
+      SESSION_SECRET: sessionSecret,
+      BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password
+    }
+    const setup = await backend("PostgreSQL + Redis", env, () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }))
+    if (profile) await profileRun(env, setup)
+    if (perfProfile) await perfRun(env, setup)
+  }, redisUrl)
 }

@@ -32,7 +32,7 @@ import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
-import { benchAdmin, freePort, report, startService, withBenchDatabase, withBenchRedisPrefix } from "./Harness.ts"
+import { benchAdmin, freePort, report, startService, withBenchDatabase } from "./Harness.ts"
 import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const chats = Number(process.env.BENCH_CHATS ?? 30)
@@ -427,16 +427,14 @@ try {
     console.log("PostgreSQL: skipped (set BENCH_DATABASE_URL, and BENCH_REDIS_URL, to measure)")
   } else {
     const redisUrl = process.env.BENCH_REDIS_URL
-    const measured = await withBenchDatabase(
-      serverUrl,
-      "chat",
-      (url) =>
-        withBenchRedisPrefix(redisUrl, "chat", (prefix) =>
-          platform("PostgreSQL", {
-            DATABASE_URL: url,
-            ...(redisUrl === undefined || redisUrl === "" ? {} : { REDIS_URL: redisUrl, REDIS_PREFIX: prefix })
-          }))
-    )
+    const measured = await withBenchDatabase(serverUrl, "chat", (url, redisPrefix) =>
+      platform("PostgreSQL", {
+        DATABASE_URL: url,
+        ...(redisUrl === undefined || redisUrl === "" ? {} : {
+          REDIS_URL: redisUrl,
+          REDIS_PREFIX: redisPrefix
+        })
+      }), redisUrl)
     showPlatform(`PostgreSQL${redisUrl ? " + Redis" : ""}`, measured)
   }
   console.log(`load average after the run: ${await uptime()}`)

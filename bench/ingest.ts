@@ -194,14 +194,13 @@ if (serverUrl === undefined) {
   await onServer(`CREATE DATABASE "${databaseName}"`)
 }
 
+const redisUrl = process.env.BENCH_REDIS_URL || undefined
 /** This run's Redis keys (PostgreSQL + Redis only), deleted when it ends. */
-let redis: ReturnType<typeof benchRedisPrefix> | undefined
+const redis = benchRedisPrefix(databaseUrl === undefined ? undefined : redisUrl, "ingest")
 try {
   // -------------------------------------------------------------------------
   // The platform.
 
-  const redisUrl = process.env.BENCH_REDIS_URL || undefined
-  redis = benchRedisPrefix(databaseUrl === undefined ? undefined : redisUrl, "ingest")
   const service = await startService({
     ...(databaseUrl === undefined ? { DATA_DIR: dataDir } : { DATABASE_URL: databaseUrl }),
     ...(databaseUrl !== undefined && redisUrl !== undefined
@@ -457,7 +456,7 @@ try {
   }
 } finally {
   if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
-  await redis?.drop()
+  await redis.drop()
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(baselineDir, { recursive: true, force: true })
 }

@@ -29,8 +29,7 @@ import {
   type Service,
   startBaseline,
   startService,
-  withBenchDatabase,
-  withBenchRedisPrefix
+  withBenchDatabase
 } from "./Harness.ts"
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 1_000_000)
@@ -204,19 +203,15 @@ try {
   if (serverUrl === undefined || serverUrl === "") {
     await run("embedded database", { DATA_DIR: dataDir, BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password })
   } else {
-    const redisUrl = process.env.BENCH_REDIS_URL
-    await withBenchDatabase(
-      serverUrl,
-      "memory",
-      (url) =>
-        withBenchRedisPrefix(redisUrl, "memory", (prefix) =>
-          run("PostgreSQL", {
-            DATABASE_URL: url,
-            SESSION_SECRET: "bench-memory-session-secret-0123456789abcdef",
-            BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
-            ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: prefix } : {})
-          }))
-    )
+    await withBenchDatabase(serverUrl, "memory", (url, redisPrefix) =>
+      run("PostgreSQL", {
+        DATABASE_URL: url,
+        SESSION_SECRET: "bench-memory-session-secret-0123456789abcdef",
+        BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
+        ...(process.env.BENCH_REDIS_URL
+          ? { REDIS_URL: process.env.BENCH_REDIS_URL, REDIS_PREFIX: redisPrefix }
+          : {})
+      }), process.env.BENCH_REDIS_URL)
   }
 } finally {
   rmSync(dataDir, { recursive: true, force: true })
