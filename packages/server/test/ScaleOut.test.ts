@@ -19,10 +19,10 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Redacted } from "effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as SqlClient from "effect/sql/SqlClient"
-import { createClient } from "redis"
 import WebSocket from "ws"
 import { eventually } from "./Eventually.ts"
 import { jsonAnswer, localServer } from "./LocalHttp.ts"
+import { deleteKeysOnClose } from "./RedisKeys.ts"
 import { anaAndBoInARoom, roomSpace, setRoomsFlag } from "./RoomsFixtures.ts"
 import { logEntries, type RunningService, start } from "./ServiceProcess.ts"
 import { adminEmail, adminPassword, createKey, postgresCopy, TestServer } from "./TestServer.ts"
@@ -37,19 +37,6 @@ class Cluster extends Context.Service<Cluster, {
   readonly jobs: readonly [RunningService, RunningService]
 }>()("test/ScaleOut/Cluster") {}
 
-/** Deletes the run's Redis keys when the cluster stops. */
-const redisCleanup = (prefix: string) =>
-  Effect.addFinalizer(() =>
-    Effect.promise(async () => {
-      const client = createClient({ url: redisUrl })
-      await client.connect()
-      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
-        if (keys.length > 0) await client.unlink(keys)
-      }
-      await client.close()
-    }).pipe(Effect.ignore)
-  )
-
 /**
  * A fresh copy of the migrated database, a private Redis prefix, one
  * SESSION_SECRET, and the four processes on them (the first API process
@@ -58,7 +45,7 @@ const redisCleanup = (prefix: string) =>
 const cluster = Layer.unwrap(Effect.gen(function*() {
   const databaseUrl = yield* postgresCopy(postgresUrl)
   const redisPrefix = `ap-test:${crypto.randomUUID()}:`
-  yield* redisCleanup(redisPrefix)
+  yield* deleteKeysOnClose(redisUrl, redisPrefix)
   const env = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,

@@ -13,12 +13,12 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createClient } from "redis"
 import { inject } from "vitest"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { layerEmbedded, layerPostgres } from "../src/Platform/Database.ts"
 import { type DatabaseLayer, makeApp } from "../src/Server.ts"
 import { onServer } from "./globalSetup.ts"
+import { deleteKeysOnClose } from "./RedisKeys.ts"
 
 export const adminEmail = "admin@example.com"
 export const adminPassword = "Bootstrap-Passw0rd!"
@@ -62,19 +62,6 @@ export const testDatabase = Layer.unwrap(Effect.gen(function*() {
   }
   return layerPostgres(Redacted.make(yield* postgresCopy(url)))
 }))
-
-/** Deletes the run's Redis keys when the server stops. */
-const redisCleanup = (url: string, prefix: string) =>
-  Effect.addFinalizer(() =>
-    Effect.promise(async () => {
-      const client = createClient({ url })
-      await client.connect()
-      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) {
-        if (keys.length > 0) await client.unlink(keys)
-      }
-      await client.close()
-    }).pipe(Effect.ignore)
-  )
 
 export interface TestServerShape {
   readonly baseUrl: string
@@ -141,7 +128,7 @@ export const layer = (
       Effect.sync(() => mkdtempSync(join(tmpdir(), "agent-platform-test-data-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
-    if (redisUrl !== undefined && redisUrl !== "") yield* redisCleanup(redisUrl, redisPrefix)
+    if (redisUrl !== undefined && redisUrl !== "") yield* deleteKeysOnClose(redisUrl, redisPrefix)
     return server.pipe(
       Layer.provideMerge(makeApp(options.database ?? testDatabase)),
       Layer.provideMerge(ServerConfig.layer),

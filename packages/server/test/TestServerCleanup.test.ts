@@ -5,25 +5,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { createClient } from "redis"
 import { eventually } from "./Eventually.ts"
+import { keysUnder } from "./RedisKeys.ts"
 import { layer as testServer } from "./TestServer.ts"
 
 const redisUrl = process.env.TEST_REDIS_URL ?? ""
-
-/** The keys under `prefix`. */
-const keysUnder = (prefix: string) =>
-  Effect.promise(async () => {
-    const client = createClient({ url: redisUrl })
-    await client.connect()
-    try {
-      const keys: Array<string> = []
-      for await (const batch of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) keys.push(...batch)
-      return keys
-    } finally {
-      await client.close()
-    }
-  })
 
 describe.skipIf(redisUrl === "")("the test server on Redis", () => {
   it.live("deletes its keys once its workers have stopped, the last tick included", () =>
@@ -32,9 +18,10 @@ describe.skipIf(redisUrl === "")("the test server on Redis", () => {
       yield* Effect.scoped(Effect.gen(function*() {
         // A tick every 50 ms: the workers write right up to the moment they stop.
         yield* Layer.build(testServer({ CRON_INTERVAL_MS: "50" }, { redisPrefix: prefix }))
-        const written = yield* eventually(keysUnder(prefix), (keys) => keys.some((key) => key.includes("last_tick")))
+        const written = yield* eventually(keysUnder(redisUrl, prefix), (keys) =>
+          keys.some((key) => key.includes("last_tick")))
         assert.isAbove(written.length, 0)
       }))
-      assert.deepStrictEqual(yield* keysUnder(prefix), [])
+      assert.deepStrictEqual(yield* keysUnder(redisUrl, prefix), [])
     }), { timeout: 180_000 })
 })
