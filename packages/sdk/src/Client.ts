@@ -15,7 +15,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import { RequestTimedOut } from "./PlatformError.ts"
+import { markAnswerError, RequestTimedOut } from "./PlatformError.ts"
 
 export interface ClientOptions {
   /** Where the service listens, e.g. `http://127.0.0.1:8080`. */
@@ -103,7 +103,9 @@ export const make: (options: ClientOptions) => Effect.Effect<Connected, never, H
           }),
           HttpClient.withCookiesRef(cookies),
           withTimeout(options.timeout ?? defaultTimeout)
-        )
+        ),
+      // A SchemaError from here is the answer's; one from before the request is the arguments' (InvalidInputError).
+      transformResponse: Effect.tapError((error) => Effect.sync(() => markAnswerError(error)))
     })
     const sessionToken = Effect.map(Ref.get(cookies), (jar) => jar.find((c) => c.name === sessionCookieName)?.value)
     return { api, cookies, sessionToken } satisfies Connected

@@ -77,6 +77,34 @@ export class UnexpectedResponse extends PlatformError {
   }
 }
 
+/**
+ * Arguments the contract refuses (a value out of range, a missing field, a
+ * malformed id), found by the client before sending: nothing reached the
+ * service. `message` names the field and the rule it breaks.
+ */
+export class InvalidInputError extends PlatformError {
+  constructor(message: string, cause?: unknown) {
+    super({ _tag: "InvalidInput", status: undefined, message, cause })
+  }
+}
+
+/**
+ * The Effect client's `SchemaError`s raised while decoding an answer; the
+ * others come from encoding a call's arguments, before anything is sent.
+ */
+const answerSchemaErrors = new WeakSet<object>()
+
+/** Marks `error`, if it is a `SchemaError`, as raised by an answer (see the client's `transformResponse`). */
+export const markAnswerError = <E>(error: E): E => {
+  if (typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "SchemaError") {
+    answerSchemaErrors.add(error)
+  }
+  return error
+}
+
+/** A `SchemaError`'s text on one line: the rule, then where (`at ["rate_limit_rpm"]`). */
+const oneLine = (error: object) => String((error as { readonly message?: unknown }).message).replace(/\s*\n\s*/g, " ")
+
 /** The cause of the transport error a request fails with when the client's `timeout` passes. */
 export class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ readonly message: string }> {}
 
@@ -174,11 +202,12 @@ export const toPlatformError = (failure: unknown): PlatformError => {
       return new ApiError({ _tag, status, message, body: { _tag, error, ...rest } })
     }
     if (_tag === "SchemaError") {
-      return new UnexpectedResponse(
-        undefined,
-        `the answer does not match the contract: ${String((failure as { readonly message?: unknown }).message)}`,
-        failure
-      )
+      return answerSchemaErrors.has(failure)
+        ? new UnexpectedResponse(undefined, `the answer does not match the contract: ${oneLine(failure)}`, failure)
+        : new InvalidInputError(
+          `invalid arguments, nothing was sent: ${oneLine(failure)}: correct that argument and call again`,
+          failure
+        )
     }
   }
   return new PlatformError({ _tag: "UnknownError", status: undefined, message: String(failure), cause: failure })

@@ -3,9 +3,10 @@
  * Effect client, each returning a Promise. A failed call rejects with an
  * instance of an exported error class with `_tag`, `status` and `message`
  * (see `PlatformError.ts`): `ApiError` for an error the service declares
- * (`{ _tag: "ScopeMissing", status: 403, message: "..." }`), and
- * `ConnectionError`, `TimeoutError` or `UnexpectedResponse` when no answer,
- * or no answer of this service, came.
+ * (`{ _tag: "ScopeMissing", status: 403, message: "..." }`),
+ * `InvalidInputError` for arguments the contract refuses (nothing is sent),
+ * and `ConnectionError`, `TimeoutError` or `UnexpectedResponse` when no
+ * answer, or no answer of this service, came.
  */
 import type { Knowledge } from "@agent-platform/domain"
 import { type Duration, Effect, ManagedRuntime } from "effect"

@@ -3,6 +3,7 @@ import {
   ApiError,
   ConnectionError,
   IngestionNotReadyError,
+  InvalidInputError,
   makePromiseClient,
   PlatformError,
   TimeoutError,
@@ -11,7 +12,7 @@ import {
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { refundPolicy } from "./Documents.ts"
-import { closedPort, localServer, refusedMessage, timedOutMessage } from "./LocalHttp.ts"
+import { closedPort, jsonAnswer, localServer, refusedMessage, timedOutMessage } from "./LocalHttp.ts"
 import {
   adminClient,
   adminEmail,
@@ -116,6 +117,36 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         assert.instanceOf(error, UnexpectedResponse)
         assert.deepInclude(error as object, { _tag: "UnexpectedResponse", status: 502 })
         assert.include((error as UnexpectedResponse).message, "is it an Agent Platform service?")
+      }).pipe(Effect.scoped))
+
+    it.effect("arguments the contract refuses reject with InvalidInputError naming the field, and nothing is sent", () =>
+      Effect.gen(function*() {
+        const service = yield* localServer(() => jsonAnswer(201, {}))
+        const client = yield* promiseClient({ baseUrl: service.url, apiKey: "sk_live_x" })
+        const { error } = yield* settle(() =>
+          client.keys.create({ payload: { name: "too fast", scopes: ["agents:read"], rate_limit_rpm: 200_000 } })
+        )
+        assert.instanceOf(error, InvalidInputError)
+        assert.instanceOf(error, PlatformError)
+        assert.deepInclude(error as object, { _tag: "InvalidInput", status: undefined })
+        const message = (error as InvalidInputError).message
+        assert.include(message, "nothing was sent")
+        assert.include(message, "rate_limit_rpm")
+        assert.include(message, "100000")
+        assert.notInclude(message, "\n")
+        assert.lengthOf(service.received, 0)
+      }).pipe(Effect.scoped))
+
+    it.effect("a 200 whose body the contract does not describe rejects with UnexpectedResponse, not InvalidInputError", () =>
+      Effect.gen(function*() {
+        const other = yield* localServer(() => jsonAnswer(200, { agents: "not a list" }))
+        const client = yield* promiseClient({ baseUrl: other.url, apiKey: "sk_live_x" })
+        const { error } = yield* settle(() => client.agents.list({ query: {} }))
+        assert.instanceOf(error, UnexpectedResponse)
+        assert.deepInclude(error as object, { _tag: "UnexpectedResponse" })
+        assert.include((error as UnexpectedResponse).message, "the answer does not match the contract")
+        assert.include((error as UnexpectedResponse).message, "agents")
+        assert.lengthOf(other.received, 1)
       }).pipe(Effect.scoped))
   })
 
