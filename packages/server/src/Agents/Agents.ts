@@ -165,8 +165,8 @@ export class Agents extends Context.Service<Agents, {
           if (!mayManage(reach, input.space_id)) {
             return yield* spaceDenied(input.space_id, reach._tag === "Spaces" ? reach.spaceIds : [])
           }
-          const spaceNotFound = new Errors.NotFound({ error: `space ${input.space_id} not found` })
-          if (!isUuid(input.space_id)) return yield* spaceNotFound
+          const spaceNotFound = () => new Errors.NotFound({ error: `space ${input.space_id} not found` })
+          if (!isUuid(input.space_id)) return yield* spaceNotFound()
           const created = yield* Effect.gen(function*() {
             if (!(yield* repo.lockSpace(actor.tenantId, input.space_id))) return undefined
             if (input.is_primary) yield* repo.unsetPrimary(actor.tenantId, input.space_id, null)
@@ -187,7 +187,7 @@ export class Agents extends Context.Service<Agents, {
             })
             return yield* repo.find(actor.tenantId, id)
           }).pipe((change) => changing(actor.tenantId, change), Effect.orDie)
-          if (created === undefined) return yield* spaceNotFound
+          if (created === undefined) return yield* spaceNotFound()
           return toAdminAgent(created)
         }
       )

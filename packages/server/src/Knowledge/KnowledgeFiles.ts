@@ -101,8 +101,8 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
         if (sizeBytes === 0 || sizeBytes > Knowledge.maxContentBytes) {
           return yield* new Errors.InvalidRequest({ error: "content must have 1 byte to 2 MiB of text" })
         }
-        const agentNotFound = new Errors.NotFound({ error: `agent ${input.agentId} not found` })
-        if (!isUuid(input.agentId)) return yield* agentNotFound
+        const agentNotFound = () => new Errors.NotFound({ error: `agent ${input.agentId} not found` })
+        if (!isUuid(input.agentId)) return yield* agentNotFound()
         if (long) yield* yieldToEventLoop
         const row = yield* repo.insertFile({
           tenantId: input.tenantId,
@@ -113,7 +113,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
           contentProblem: binaryContentProblem(input.content) ?? null,
           sizeBytes
         })
-        if (row === undefined) return yield* agentNotFound
+        if (row === undefined) return yield* agentNotFound()
         yield* wakeWorker
         return {
           file_id: row.id,

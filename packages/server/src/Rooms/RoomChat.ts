@@ -98,8 +98,8 @@ export class RoomChat extends Context.Service<RoomChat, {
       const agents = yield* RoomAgents
 
       const roomOfChat = Effect.fnUntraced(function*(user: UserPrincipal, chatId: string) {
-        const notFound = new Errors.NotFound({ error: `chat ${chatId} not found` })
-        if (!isUuid(chatId)) return yield* notFound
+        const notFound = () => new Errors.NotFound({ error: `chat ${chatId} not found` })
+        if (!isUuid(chatId)) return yield* notFound()
         const room = yield* Effect.orDie(repo.findByChat(user.tenantId, chatId))
         if (room === undefined) {
           if (yield* Effect.orDie(repo.chatExists(user.tenantId, chatId))) {
@@ -107,7 +107,7 @@ export class RoomChat extends Context.Service<RoomChat, {
               error: `chat ${chatId} is a classic chat without room_mode: read it with GET /v1/chat/history/${chatId}`
             })
           }
-          return yield* notFound
+          return yield* notFound()
         }
         if (!(yield* Effect.orDie(repo.isParticipant(room.id, user.userId)))) return yield* notParticipant()
         return room
