@@ -13,6 +13,7 @@ export const EnterpriseUrn = "urn:ietf:params:scim:schemas:extension:enterprise:
 export const PatchOpUrn = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 export const ErrorUrn = "urn:ietf:params:scim:api:messages:2.0:Error"
 export const ListUrn = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+export const SearchRequestUrn = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 
 export interface ScimClient {
   readonly key: string

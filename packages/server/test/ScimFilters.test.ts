@@ -1,8 +1,17 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { EnterpriseUrn, filter, isScimError, ListUrn, scimClient, unique, UserUrn } from "./ScimClient.ts"
-import { layer as testServer, serverSuite } from "./TestServer.ts"
+import {
+  EnterpriseUrn,
+  filter,
+  isScimError,
+  ListUrn,
+  scimClient,
+  SearchRequestUrn,
+  unique,
+  UserUrn
+} from "./ScimClient.ts"
+import { createKey, http, layer as testServer, serverSuite } from "./TestServer.ts"
 
 /** Four users with distinct attributes, their userNames sharing a prefix no other test uses. */
 const population = Effect.gen(function*() {
@@ -251,5 +260,94 @@ layer(testServer(), serverSuite)("SCIM filters (RFC 7644 §3.4.2.2)", (it) => {
       assert.notProperty(without.body, "meta")
       assert.strictEqual(without.body.userName, `${p}-alice@example.com`)
       assert.isString(without.headers.get("etag"))
+    }))
+
+  it.effect("POST /Users/.search answers what the GET answers for the same query: filter, sort, page and projection", () =>
+    Effect.gen(function*() {
+      const { scim, p } = yield* population
+      const query = `userName sw "${p}" and not (name.givenName eq "Dara")`
+      const listed = yield* scim.get(
+        `/Users${filter(query)}&sortBy=name.givenName&sortOrder=descending&startIndex=2&count=2` +
+          `&attributes=userName,name.givenName&excludedAttributes=name.givenName`
+      )
+      assert.strictEqual(listed.status, 200, JSON.stringify(listed.body))
+      const body = {
+        schemas: [SearchRequestUrn],
+        filter: query,
+        sortBy: "name.givenName",
+        sortOrder: "descending",
+        startIndex: 2,
+        count: 2,
+        attributes: ["userName", "name.givenName"],
+        excludedAttributes: ["name.givenName"]
+      }
+      const searched = yield* scim.post("/Users/.search", body)
+      assert.strictEqual(searched.status, 200, JSON.stringify(searched.body))
+      assert.match(searched.headers.get("content-type") ?? "", /^application\/scim\+json/)
+      assert.deepStrictEqual(searched.body, listed.body)
+      assert.deepInclude(searched.body, { schemas: [ListUrn], totalResults: 3, startIndex: 2, itemsPerPage: 2 })
+      assert.deepStrictEqual(
+        (searched.body.Resources as Array<{ userName: string }>).map((r) => r.userName.slice(p.length + 1)),
+        ["bob@example.com", "alice@example.com"]
+      )
+      // As plain JSON, without `schemas`, and under /api/v1/scim: the same answer.
+      const plain = yield* scim.post("/Users/.search", { ...body, schemas: undefined }, {
+        "content-type": "application/json"
+      })
+      assert.deepStrictEqual(plain.body, listed.body)
+      const aliased = yield* http("/api/v1/scim/Users/.search", {
+        method: "POST",
+        headers: { authorization: `Bearer ${scim.key}`, "content-type": "application/scim+json" },
+        body: JSON.stringify(body)
+      })
+      assert.deepStrictEqual(aliased.body, listed.body)
+      const everyone = yield* scim.post("/Users/.search", { filter: `userName sw "${p}"`, count: 0 })
+      assert.deepInclude(everyone.body, { totalResults: 4, itemsPerPage: 0, Resources: [] })
+    }))
+
+  it.effect("a search body that breaks the rules answers a SCIM 400 saying which", () =>
+    Effect.gen(function*() {
+      const { scim, p } = yield* population
+      const refused = (body: unknown) => scim.post("/Users/.search", body)
+      const wrongSchema = yield* refused({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"] })
+      assert.isTrue(isScimError(wrongSchema, 400))
+      assert.strictEqual(wrongSchema.body.scimType, "invalidSyntax")
+      assert.include(wrongSchema.body.detail, SearchRequestUrn)
+      for (const bad of [{ count: "10" }, { startIndex: 1.5 }, { attributes: "userName" }, { filter: 42 }, "[1,2]"]) {
+        const result = yield* refused(bad)
+        assert.isTrue(isScimError(result, 400), JSON.stringify(bad))
+        assert.strictEqual(result.body.scimType, "invalidSyntax", JSON.stringify(bad))
+      }
+      const malformed = yield* refused({ filter: `userName eq` })
+      assert.isTrue(isScimError(malformed, 400))
+      assert.strictEqual(malformed.body.scimType, "invalidFilter")
+      const oversized = yield* refused({ filter: `userName eq "${"x".repeat(8000)}"` })
+      assert.isTrue(isScimError(oversized, 400))
+      const sideways = yield* refused({ filter: `userName sw "${p}"`, sortOrder: "sideways" })
+      assert.isTrue(isScimError(sideways, 400))
+      assert.strictEqual(sideways.body.scimType, "invalidValue")
+      const { key } = yield* createKey(["agents:read"])
+      const scopeless = yield* http("/v1/scim/Users/.search", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/scim+json" },
+        body: JSON.stringify({ schemas: [SearchRequestUrn] })
+      })
+      assert.isTrue(isScimError(scopeless, 403))
+    }))
+
+  it.effect("/Me, /Bulk and a search across resource types answer 501 as SCIM errors, under both bases", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      for (const base of ["/v1/scim", "/api/v1/scim"]) {
+        for (const [method, path] of [["GET", "/Me"], ["PATCH", "/Me"], ["POST", "/Bulk"], ["POST", "/.search"]]) {
+          const result = yield* http(`${base}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${scim.key}`, "content-type": "application/scim+json" },
+            ...(method === "GET" ? {} : { body: "{}" })
+          })
+          assert.isTrue(isScimError(result, 501), `${method} ${base}${path}: ${JSON.stringify(result.body)}`)
+          assert.match(result.body.detail, /not supported/)
+        }
+      }
     }))
 })

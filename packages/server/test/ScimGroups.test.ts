@@ -125,6 +125,29 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       assert.isTrue(isScimError(yield* scim.get(`/Groups${filter(`userName eq "x"`)}`), 400))
     }))
 
+  it.effect("POST /Groups/.search answers what the GET answers; excludedAttributes [members] leaves them out", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const user = yield* provision(scim)
+      const prefix = `Searched ${unique()}`
+      const groups = [yield* createGroup(scim, `${prefix} b`, [user.id]), yield* createGroup(scim, `${prefix} a`)]
+      const query = `displayName sw "${prefix}"`
+      const listed = yield* scim.get(`/Groups${filter(query)}&sortBy=displayName&excludedAttributes=members`)
+      const searched = yield* scim.post("/Groups/.search", {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        filter: query,
+        sortBy: "displayName",
+        excludedAttributes: ["members"]
+      })
+      assert.strictEqual(searched.status, 200, JSON.stringify(searched.body))
+      assert.deepStrictEqual(searched.body, listed.body)
+      assert.deepStrictEqual(searched.body.Resources.map((g: { id: string }) => g.id), [groups[1].id, groups[0].id])
+      for (const group of searched.body.Resources) assert.notProperty(group, "members")
+      const byMember = yield* scim.post("/Groups/.search", { filter: `members.value eq "${user.id}"` })
+      assert.deepStrictEqual(byMember.body.Resources.map((g: { id: string }) => g.id), [groups[0].id])
+      assert.isTrue(isScimError(yield* scim.post("/Groups/.search", { filter: `userName eq "x"` }), 400))
+    }))
+
   it.effect("PATCH /Groups: add members, remove one by filter, remove a list (Entra), remove all, rename with and without path", () =>
     Effect.gen(function*() {
       const scim = yield* scimClient()

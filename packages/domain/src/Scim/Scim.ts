@@ -265,6 +265,49 @@ export const ListQuery = {
   )
 }
 
+/** The URN of a query sent as a body (RFC 7644 §3.4.3). */
+export const SearchRequestUrn = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+
+/** The longest `filter` a search body may carry: about what a GET's 8 KiB request target leaves for one. */
+export const maxFilterLength = 8000
+
+const attributeNames = Schema.Array(Schema.String.check(Schema.isMaxLength(512))).check(Schema.isMaxLength(200))
+
+/**
+ * A list query sent as a body, `POST /Users/.search` or `/Groups/.search`
+ * (RFC 7644 §3.4.3): the same filter, sort, page and projection as a GET's
+ * query, with `attributes` and `excludedAttributes` as arrays and the numbers
+ * as JSON integers. `schemas`, when given, must name the SearchRequest URN.
+ */
+export const SearchRequest = open({
+  schemas: Schema.optionalKey(Schema.Array(Schema.String)).annotate({ description: `\`["${SearchRequestUrn}"]\`` }),
+  filter: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(maxFilterLength))).annotate({
+    description: "RFC 7644 §3.4.2.2 filter, as in a GET's `filter`."
+  }),
+  startIndex: Schema.optionalKey(Schema.Int).annotate({
+    description: "1-based index of the first result (default 1)."
+  }),
+  count: Schema.optionalKey(Schema.Int).annotate({
+    description: `Page size (0-${maxResults}, default ${defaultCount}); 0 returns totalResults only.`
+  }),
+  sortBy: Schema.optionalKey(Schema.String),
+  sortOrder: Schema.optionalKey(Schema.String).annotate({ description: "ascending (default) or descending." }),
+  attributes: Schema.optionalKey(attributeNames).annotate({
+    description: "Attributes to return (id and schemas always are)."
+  }),
+  excludedAttributes: Schema.optionalKey(attributeNames).annotate({ description: "Attributes to leave out." })
+}).annotate({
+  identifier: "ScimSearchRequest",
+  examples: [{
+    schemas: [SearchRequestUrn],
+    filter: "userName sw \"ada\" and active eq true",
+    sortBy: "userName",
+    startIndex: 1,
+    count: 10,
+    attributes: ["userName", "name.familyName"]
+  }]
+})
+
 /** `attributes` / `excludedAttributes` on single-resource reads and writes. */
 export const ProjectionQuery = {
   attributes: ListQuery.attributes,

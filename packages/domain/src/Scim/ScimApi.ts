@@ -28,6 +28,7 @@ import {
   ScimUnauthorized,
   ScimUser,
   ScimUserInput,
+  SearchRequest,
   ServiceProviderConfig
 } from "./Scim.ts"
 
@@ -57,6 +58,12 @@ const resource = <S extends Schema.Top>(schema: S) => HttpApiSchema.WithHeaders(
 const created = <S extends Schema.Top>(schema: S) =>
   HttpApiSchema.WithHeaders(schema.pipe(asScim, HttpApiSchema.status(201)), { ...etag, location: Schema.String })
 
+const userList = listResponse(ScimUser, "ScimUserList", examples.user).pipe(asScim)
+const groupList = listResponse(ScimGroup, "ScimGroupList", examples.group).pipe(asScim)
+const searchPayload = [SearchRequest.pipe(asScim), SearchRequest] as const
+const search =
+  "The same query as the list's GET, sent as a SearchRequest body (RFC 7644 §3.4.3): `attributes` and `excludedAttributes` are arrays, `startIndex` and `count` integers; `schemas`, when given, must name `urn:ietf:params:scim:api:messages:2.0:SearchRequest` (else 400 invalidSyntax). A search across resource types (`POST /v1/scim/.search`), `/Me` and `/Bulk` answer 501."
+
 const ifMatch = "With `If-Match`, a stale version answers 412."
 const ownerRule =
   "A key acts with its owner's authority: 403 when the owner's role may not change a user holding the user's role (an r_admin's key cannot change an r_superadmin), as on the admin surface."
@@ -68,12 +75,17 @@ export class ScimApi extends HttpApiGroup.make("scim")
   .add(
     HttpApiEndpoint.get("listUsers", "/Users", {
       query: ListQuery,
-      success: listResponse(ScimUser, "ScimUserList", examples.user).pipe(asScim),
+      success: userList,
       error: [badRequest]
     }).annotateMerge(doc(
       "List users",
       "The tenant's users (the same as on the admin surface), filtered, sorted and paged: `totalResults` counts every match, `startIndex` echoes the 1-based index, `itemsPerPage` is the number of `Resources` returned. Okta and Entra look users up with `userName eq \"...\"` and `externalId eq \"...\"`."
     )),
+    HttpApiEndpoint.post("searchUsers", "/Users/.search", {
+      payload: searchPayload,
+      success: userList,
+      error: [badRequest]
+    }).annotateMerge(doc("Search users", search)),
     HttpApiEndpoint.post("createUser", "/Users", {
       query: ProjectionQuery,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
@@ -122,12 +134,17 @@ export class ScimApi extends HttpApiGroup.make("scim")
     )),
     HttpApiEndpoint.get("listGroups", "/Groups", {
       query: ListQuery,
-      success: listResponse(ScimGroup, "ScimGroupList", examples.group).pipe(asScim),
+      success: groupList,
       error: [badRequest]
     }).annotateMerge(doc(
       "List groups",
       "Filter on displayName, externalId, id or members.value; `excludedAttributes=members` leaves members out (as Okta and Entra ask)."
     )),
+    HttpApiEndpoint.post("searchGroups", "/Groups/.search", {
+      payload: searchPayload,
+      success: groupList,
+      error: [badRequest]
+    }).annotateMerge(doc("Search groups", search)),
     HttpApiEndpoint.post("createGroup", "/Groups", {
       query: ProjectionQuery,
       payload: [ScimGroupInput.pipe(asScim), ScimGroupInput],

@@ -10,7 +10,7 @@ import { orDieOnSql } from "../Platform/Defects.ts"
 import * as ScimDiscovery from "./ScimDiscovery.ts"
 import { ScimGroups } from "./ScimGroups.ts"
 import { ScimGroupsRepo } from "./ScimGroupsRepo.ts"
-import { listResponse } from "./ScimListing.ts"
+import { fromSearchRequest, listResponse } from "./ScimListing.ts"
 import type { ScimCaller } from "./ScimResourceService.ts"
 import { ScimRoleMappings } from "./ScimRoleMappings.ts"
 import { ScimUsers } from "./ScimUsers.ts"
@@ -60,6 +60,9 @@ export const ScimHttp = HttpApiBuilder.group(Api, "scim", (handlers) =>
       orDieOnSql(effect).pipe(Effect.provideService(ServerConfig, config))
     return handlers
       .handle("listUsers", ({ query }) => run(Effect.flatMap(caller, (c) => users.list(c, query))))
+      .handle("searchUsers", ({ payload }) =>
+        run(Effect.flatMap(fromSearchRequest(payload), (query) =>
+          Effect.flatMap(caller, (c) => users.list(c, query)))))
       .handle("createUser", ({ payload, query }) =>
         run(Effect.gen(function*() {
           const c = yield* caller
@@ -67,11 +70,14 @@ export const ScimHttp = HttpApiBuilder.group(Api, "scim", (handlers) =>
           return created(result, `${c.baseUrl}/Users/${result.resource.id}`)
         })))
       .handle("getUser", ({ params, query }) =>
-        run(Effect.map(Effect.flatMap(caller, (c) => users.get(c, params.id, query)), withEtag)))
-      .handle("replaceUser", ({ params, payload, headers, query }) =>
         run(Effect.map(
           Effect.flatMap(caller, (c) =>
-            users.replace(c, params.id, payload, headers["if-match"], query)),
+            users.get(c, params.id, query)),
+          withEtag
+        )))
+      .handle("replaceUser", ({ params, payload, headers, query }) =>
+        run(Effect.map(
+          Effect.flatMap(caller, (c) => users.replace(c, params.id, payload, headers["if-match"], query)),
           withEtag
         )))
       .handle("patchUser", ({ params, payload, headers, query }) =>
@@ -84,6 +90,10 @@ export const ScimHttp = HttpApiBuilder.group(Api, "scim", (handlers) =>
           users.remove(c, params.id, headers["if-match"]))))
       .handle("listGroups", ({ query }) =>
         run(Effect.flatMap(caller, (c) => groups.list(c, query))))
+      .handle("searchGroups", ({ payload }) =>
+        run(Effect.flatMap(fromSearchRequest(payload), (query) =>
+          Effect.flatMap(caller, (c) =>
+            groups.list(c, query)))))
       .handle("createGroup", ({ payload, query }) =>
         run(Effect.gen(function*() {
           const c = yield* caller
@@ -92,7 +102,8 @@ export const ScimHttp = HttpApiBuilder.group(Api, "scim", (handlers) =>
         })))
       .handle("getGroup", ({ params, query }) =>
         run(Effect.map(
-          Effect.flatMap(caller, (c) => groups.get(c, params.id, query)),
+          Effect.flatMap(caller, (c) =>
+            groups.get(c, params.id, query)),
           withEtag
         )))
       .handle("replaceGroup", ({ params, payload, headers, query }) =>

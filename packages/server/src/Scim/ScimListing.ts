@@ -8,6 +8,7 @@ import { Scim } from "@agent-platform/domain"
 import { Effect } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as Statement from "effect/sql/Statement"
+import type { Projection } from "./ScimAttributes.ts"
 import { type FieldTable, InvalidFilter, sortKey, toSql } from "./ScimFilter.ts"
 
 export interface ListParams {
@@ -98,3 +99,26 @@ export const uniqueness = <A, E, R>(
       : /"([^"]+)"/.exec(typeof cause.message === "string" ? cause.message : "")?.[1] ?? ""
     return Effect.fail(Scim.ScimConflict.of(describe(constraint)))
   })
+
+/**
+ * A SearchRequest body (`POST /Users/.search`) as the list query of a GET:
+ * numbers as text, attribute lists comma-separated. A `schemas` that does not
+ * name the SearchRequest URN is a 400 invalidSyntax (RFC 7644 §3.4.3).
+ */
+export const fromSearchRequest = (
+  request: typeof Scim.SearchRequest.Type
+): Effect.Effect<ListParams & Projection, Scim.ScimBadRequest> =>
+  request.schemas !== undefined && !request.schemas.includes(Scim.SearchRequestUrn)
+    ? Effect.fail(Scim.ScimBadRequest.of(
+      "invalidSyntax",
+      `A search body's schemas must be ["${Scim.SearchRequestUrn}"], got ${JSON.stringify(request.schemas)}.`
+    ))
+    : Effect.succeed({
+      filter: request.filter,
+      startIndex: request.startIndex === undefined ? undefined : String(request.startIndex),
+      count: request.count === undefined ? undefined : String(request.count),
+      sortBy: request.sortBy,
+      sortOrder: request.sortOrder,
+      attributes: request.attributes?.join(","),
+      excludedAttributes: request.excludedAttributes?.join(",")
+    })
