@@ -15,7 +15,8 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
-import { markAnswerError, RequestTimedOut } from "./PlatformError.ts"
+import { markAnswerError } from "./internal/answerErrors.ts"
+import { RequestTimedOut } from "./PlatformError.ts"
 
 export interface ClientOptions {
   /** Where the service listens, e.g. `http://127.0.0.1:8080`. */

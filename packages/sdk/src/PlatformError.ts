@@ -14,6 +14,7 @@
  */
 import { Data } from "effect"
 import * as HttpClientError from "effect/http/HttpClientError"
+import { isAnswerError } from "./internal/answerErrors.ts"
 
 /** Base class of every error the Promise client rejects with. */
 export class PlatformError extends Error {
@@ -86,20 +87,6 @@ export class InvalidInputError extends PlatformError {
   constructor(message: string, cause?: unknown) {
     super({ _tag: "InvalidInput", status: undefined, message, cause })
   }
-}
-
-/**
- * The Effect client's `SchemaError`s raised while decoding an answer; the
- * others come from encoding a call's arguments, before anything is sent.
- */
-const answerSchemaErrors = new WeakSet<object>()
-
-/** Marks `error`, if it is a `SchemaError`, as raised by an answer (see the client's `transformResponse`). */
-export const markAnswerError = <E>(error: E): E => {
-  if (typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "SchemaError") {
-    answerSchemaErrors.add(error)
-  }
-  return error
 }
 
 /** A `SchemaError`'s text on one line: the rule, then where (`at ["rate_limit_rpm"]`). */
@@ -202,7 +189,7 @@ export const toPlatformError = (failure: unknown): PlatformError => {
       return new ApiError({ _tag, status, message, body: { _tag, error, ...rest } })
     }
     if (_tag === "SchemaError") {
-      return answerSchemaErrors.has(failure)
+      return isAnswerError(failure)
         ? new UnexpectedResponse(undefined, `the answer does not match the contract: ${oneLine(failure)}`, failure)
         : new InvalidInputError(
           `invalid arguments, nothing was sent: ${oneLine(failure)}: correct that argument and call again`,
