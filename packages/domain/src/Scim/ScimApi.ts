@@ -225,6 +225,6 @@ export class ScimApi extends HttpApiGroup.make("scim")
   .annotateMerge(OpenApi.annotations({
     title: "SCIM 2.0",
     description:
-      "Provisioning from Okta, Microsoft Entra ID and other identity providers (RFC 7643/7644), with an API key holding the `scim` scope. Every error, including 401, 403, 404, 405, 413, 415 and 429, is a SCIM Error in application/scim+json."
+      "Provisioning from Okta, Microsoft Entra ID and other identity providers (RFC 7643/7644), with an API key holding the `scim` scope. Every error, including 401, 403, 404, 405, 413, 415 and 429, is a SCIM Error in application/scim+json. What RFC 7644 defines and this service does not provide answers 501: `/Me`, `/Bulk` and a search across resource types (`POST /v1/scim/.search`)."
   }))
 {}
