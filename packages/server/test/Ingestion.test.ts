@@ -16,9 +16,11 @@ import { defaultOptions, IngestionQueue, sectionSize, sectionsOf } from "../src/
 import { IngestionWorker } from "../src/Knowledge/IngestionWorker.ts"
 import { KnowledgeFiles } from "../src/Knowledge/KnowledgeFiles.ts"
 import { KnowledgeRepo, partSize } from "../src/Knowledge/KnowledgeRepo.ts"
+import { indexWords, tsvectorLiteral } from "../src/Knowledge/Lexemes.ts"
 import { Retrieval } from "../src/Knowledge/Retrieval.ts"
 import { SearchCapabilities } from "../src/Knowledge/SearchCapabilities.ts"
 import knowledgeVocabulary from "../src/migrations/0021_knowledge_vocabulary.ts"
+import knowledgeChunkLexemes from "../src/migrations/0025_knowledge_chunk_lexemes.ts"
 import { ServerConfig } from "../src/Platform/Config.ts"
 import { Notifications } from "../src/Platform/Notifications.ts"
 import { shippingGuide } from "./Documents.ts"
@@ -135,6 +137,21 @@ const refundPolicy = [
   "Damaged items are replaced free of charge. Send a photo of the damage to support@example.com within 48 hours."
 ].join("\n")
 
+/** What a lexical-search test uses, with a new agent of the bootstrap tenant; `undefined` where search runs on pgvector. */
+const lexicalFixture = Effect.gen(function*() {
+  const retrieval = yield* Retrieval
+  if (retrieval.mode === "pgvector") return undefined
+  const tenantId = yield* bootstrapTenant
+  return {
+    sql: yield* SqlClient.SqlClient,
+    files: yield* KnowledgeFiles,
+    queue: yield* IngestionQueue,
+    retrieval,
+    tenantId,
+    agentId: yield* newAgent(tenantId)
+  }
+})
+
 const officeGuide = [
   "# Office",
   "",
@@ -172,6 +189,30 @@ describe("Chunking", () => {
     const text = normalizeDocument("\ufeff# Title\r\n\r\n\r\n\r\nFirst  line\tof text.  \r\nSecond line.")
     assert.strictEqual(text, "# Title\n\nFirst line of text.\nSecond line.")
     assert.strictEqual(summarize(text), "Title. First line of text. Second line.")
+  })
+})
+
+describe("Lexemes", () => {
+  plainIt("cuts words as a query is cut: lower-cased runs of letters and digits, accents kept", () => {
+    assert.deepStrictEqual(indexWords("Café crème: 12.50 per e-mail, don't"), [
+      "café",
+      "crème",
+      "12",
+      "50",
+      "per",
+      "e",
+      "mail",
+      "don",
+      "t"
+    ])
+  })
+
+  plainIt("writes each word once with its positions, and skips a word PostgreSQL cannot index", () => {
+    assert.strictEqual(tsvectorLiteral("Refund the refund, then REFUND."), "'refund':1,3,5 'the':2 'then':4")
+    assert.strictEqual(tsvectorLiteral(" ,. "), "")
+    // 683 three-byte characters are 2,049 bytes of UTF-8: over PostgreSQL's 2,047 for a lexeme.
+    assert.strictEqual(tsvectorLiteral(`short ${"語".repeat(683)} end`), `'short':1 'end':3`)
+    assert.strictEqual(tsvectorLiteral(`${"a".repeat(2047)} b`), `'${"a".repeat(2047)}':1 'b':2`)
   })
 })
 
@@ -577,15 +618,66 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.deepStrictEqual(yield* retrieval.search({ tenantId, agentIds: [agentId], query: "cafeterria" }), [])
       }))
 
+    it.effect("stores a chunk's lexemes as search cuts a query (lexical): the words of its text, found by each", () =>
+      Effect.gen(function*() {
+        const fixture = yield* lexicalFixture
+        if (fixture === undefined) return
+        const { agentId, files, queue, retrieval, sql, tenantId } = fixture
+        const content = "Crème brûlée costs 12.50 at the e-mail café. Refunds take 5 days; don't wait."
+        yield* files.ingest({ tenantId, agentId, filename: "menu.md", content })
+        while ((yield* queue.processDue).claimed > 0) {}
+        const rows = yield* sql<{ content: string; lexemes: ReadonlyArray<string> }>`
+          SELECT c.content, tsvector_to_array(c.content_tsv) AS lexemes
+          FROM knowledge_chunks c JOIN knowledge_files f ON f.id = c.file_id
+          WHERE f.agent_id = ${agentId}`
+        assert.strictEqual(rows.length, 1)
+        assert.sameMembers([...rows[0].lexemes], [...new Set(indexWords(rows[0].content))])
+        for (const query of ["crème brûlée", "café", "12.50", "refund", "e-mail"]) {
+          const found = yield* retrieval.search({ tenantId, agentIds: [agentId], query })
+          assert.deepStrictEqual(found.map((chunk) => chunk.filename), ["menu.md"], query)
+        }
+      }))
+
+    it.effect("a chunk written without lexemes (a replica of the previous build) gets PostgreSQL's own", () =>
+      Effect.gen(function*() {
+        const fixture = yield* lexicalFixture
+        if (fixture === undefined) return
+        const { agentId, files, sql, tenantId } = fixture
+        // The migration runs again on a migrated database: the column stays a plain one, the triggers stay.
+        yield* knowledgeChunkLexemes
+        const [column] = yield* sql<{ is_generated: string }>`
+          SELECT is_generated FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = 'knowledge_chunks' AND column_name = 'content_tsv'`
+        assert.strictEqual(column.is_generated, "NEVER")
+        const { file_id } = yield* files.ingest({ tenantId, agentId, filename: "old.md", content: "Old build." })
+        // What the previous build wrote: no lexemes (the column was generated then).
+        yield* sql`
+          INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
+                                        embedding_dims)
+          VALUES (${file_id}, ${tenantId}, ${agentId}, 0, 'Parcels leave the Warehouse daily', '{1}', 'm', 1)`
+        const lexemes = sql<{ same: boolean; words: ReadonlyArray<string> }>`
+          SELECT content_tsv = to_tsvector('simple', content) AS same, tsvector_to_array(content_tsv) AS words
+          FROM knowledge_chunks WHERE file_id = ${file_id}`
+        const [inserted] = yield* lexemes
+        assert.isTrue(inserted.same)
+        assert.include([...inserted.words], "warehouse")
+        // A new text without new lexemes gets them again; a write that brings its own keeps them.
+        yield* sql`UPDATE knowledge_chunks SET content = 'Couriers collect at noon' WHERE file_id = ${file_id}`
+        const [updated] = yield* lexemes
+        assert.isTrue(updated.same)
+        assert.include([...updated.words], "couriers")
+        yield* sql`
+          UPDATE knowledge_chunks SET content = 'Vans only', content_tsv = ${tsvectorLiteral("Vans only")}::tsvector
+          WHERE file_id = ${file_id}`
+        const [own] = yield* lexemes
+        assert.sameMembers([...own.words], ["vans", "only"])
+      }))
+
     it.effect("an existing database gets its agents' vocabularies from the chunks stored, and loses the chunk trigram index", () =>
       Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const files = yield* KnowledgeFiles
-        const queue = yield* IngestionQueue
-        const retrieval = yield* Retrieval
-        if (retrieval.mode === "pgvector") return
-        const tenantId = yield* bootstrapTenant
-        const agentId = yield* newAgent(tenantId)
+        const fixture = yield* lexicalFixture
+        if (fixture === undefined) return
+        const { agentId, files, queue, retrieval, sql, tenantId } = fixture
         yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
         while ((yield* queue.processDue).claimed > 0) {}
         // The state before migration 0021: chunks, no vocabulary, a trigram index over every chunk's text.

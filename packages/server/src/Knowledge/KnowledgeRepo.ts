@@ -7,6 +7,7 @@ import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { Context, Duration, Effect, Layer, Result } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { tsvectorLiteral } from "./Lexemes.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface FileRow {
@@ -219,17 +220,21 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                   embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`
           // The chunks' words join their agent's vocabulary (migration 0021) in the same statement, in key order so
           // that two workers adding the same new words wait for each other instead of deadlocking.
+          // The chunks' lexemes come as `tsvector` literals cut by the worker (Knowledge/Lexemes.ts, migration 0025).
           : sql`
               WITH stored AS (
-                INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
-                                              embedding_dims)
-                SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, ${vector}, ${model}, c.dims
+                INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, content_tsv, embedding,
+                                              embedding_model, embedding_dims)
+                SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.lexemes::tsvector, ${vector}, ${model},
+                       c.dims
                 FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[],
-                            ${ordinals}::int[], ${contents}::text[], ${dims}::int[], ${starts}::int[])
-                  AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, start)
+                            ${ordinals}::int[], ${contents}::text[], ${
+            contents.map(tsvectorLiteral)
+          }::text[], ${dims}::int[], ${starts}::int[])
+                  AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, lexemes, dims, start)
                 WHERE ${owned}
                 ON CONFLICT (file_id, ordinal) DO UPDATE
-                SET content = excluded.content, embedding = excluded.embedding,
+                SET content = excluded.content, content_tsv = excluded.content_tsv, embedding = excluded.embedding,
                     embedding_model = excluded.embedding_model, embedding_dims = excluded.embedding_dims
                 RETURNING agent_id, tenant_id, content_tsv
               )

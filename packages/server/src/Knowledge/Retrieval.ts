@@ -19,6 +19,7 @@ import { cosine } from "../Ai/HashingEmbedder.ts"
 import { ModelNames } from "../Ai/ModelNames.ts"
 import { normalize, stem, stopwords } from "../Ai/Words.ts"
 import { isUuid } from "../Platform/Ids.ts"
+import { indexWords } from "./Lexemes.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface RetrievedChunk {
@@ -60,7 +61,7 @@ interface CandidateRow {
  * so the `simple` configuration's unstemmed index still matches other forms.
  */
 const queryWords = (query: string) => {
-  const raw = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+  const raw = indexWords(query)
   const result = new Set<string>()
   for (const word of raw) {
     const plain = normalize(word)

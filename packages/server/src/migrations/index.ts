@@ -26,6 +26,7 @@ import knowledgeVocabulary from "./0021_knowledge_vocabulary.ts"
 import roomAnswersAndMinutes from "./0022_room_answers_and_minutes.ts"
 import pushClaimToken from "./0023_push_claim_token.ts"
 import roomPeriods from "./0024_room_periods.ts"
+import knowledgeChunkLexemes from "./0025_knowledge_chunk_lexemes.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -48,5 +49,6 @@ export const migrations = Migrator.fromRecord({
   "0021_knowledge_vocabulary": knowledgeVocabulary,
   "0022_room_answers_and_minutes": roomAnswersAndMinutes,
   "0023_push_claim_token": pushClaimToken,
-  "0024_room_periods": roomPeriods
+  "0024_room_periods": roomPeriods,
+  "0025_knowledge_chunk_lexemes": knowledgeChunkLexemes
 })
