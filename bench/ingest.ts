@@ -30,7 +30,7 @@
  * a figure that holds on a shared machine, where the rate does not.
  *
  * BENCH_PROFILE=1 runs the service under `node --cpu-prof` and prints its
- * self time per package and function.
+ * self time per package and function over the measured run.
  *
  *   pnpm bench:ingest          (BENCH_DOCUMENTS=1000, BENCH_CONCURRENCY=8)
  */
@@ -44,7 +44,7 @@ import { Worker } from "node:worker_threads"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
 import { benchAdmin, benchRedisPrefix, cpuMs, report, startService } from "./Harness.ts"
-import { format, summarize } from "./ProfileSummary.ts"
+import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
 /** BENCH_PROFILE=1: the service runs under `--cpu-prof`; its self time per package and function is printed. */
@@ -111,6 +111,8 @@ const firstCorpus = Array.from(
 
 /** What one run of `documents` cost and took. */
 interface RunFigures {
+  /** When the run began and ended ({@link monotonicMs}): the profile's window. */
+  readonly window: readonly [number, number]
   readonly postedMs: number
   readonly serviceCpuMs: number
   readonly backendsCpuMs: number
@@ -285,6 +287,7 @@ try {
       }
       const servicePid = service.process.pid!
       const cpuBefore = { service: cpuMs(servicePid), backends: await backendsCpuMs(), bench: process.cpuUsage() }
+      const startedAt = monotonicMs()
       const started = performance.now()
       let postedMs = 0
       const posting = forEachConcurrently(documents, concurrency, async (document, index) => {
@@ -302,6 +305,7 @@ try {
       }
       await posting
       return {
+        window: [startedAt, monotonicMs()],
         postedMs,
         serviceCpuMs: cpuMs(servicePid) - cpuBefore.service,
         benchCpuMs: (() => {
@@ -496,8 +500,10 @@ try {
   if (profileDir !== undefined) {
     const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
     if (file !== undefined) {
-      console.log(`\nCPU profile of the service (start-up, 2 x ${documents} documents and the 2 MiB one):`)
-      console.log(format(summarize(join(profileDir, file)), { top: 30 }))
+      const path = join(profileDir, file)
+      const [from, until] = platform.measured.window.map((at) => sinceProfileStart(path, at))
+      console.log(`\nCPU profile of the service over the measured run (the next ${documents} documents):`)
+      console.log(format(summarize(path, from, until), { top: 30 }))
     }
     rmSync(profileDir, { recursive: true, force: true })
   }
