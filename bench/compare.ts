@@ -24,7 +24,7 @@
  * when BENCH_DATABASE_URL and BENCH_REDIS_URL are set (a database and a Redis
  * prefix of its own for each side, dropped afterwards).
  *
- *   (BENCH_SECONDS=5, BENCH_ROUNDS=6, BENCH_CONNECTIONS=32, BENCH_KEYS=1500)
+ *   (BENCH_SECONDS=5, BENCH_ROUNDS=6, BENCH_CONNECTIONS=32, BENCH_KEYS=4000)
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -46,7 +46,7 @@ import {
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
-const keyCount = Number(process.env.BENCH_KEYS ?? 1500)
+const keyCount = Number(process.env.BENCH_KEYS ?? 4000)
 const path = process.env.COMPARE_PATH ?? "/v1/agents"
 const serverUrl = process.env.BENCH_DATABASE_URL
 const redisUrl = process.env.BENCH_REDIS_URL
