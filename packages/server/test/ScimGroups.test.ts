@@ -1,7 +1,17 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { filter, GroupUrn, isScimError, oktaUser, patchOp, type ScimClient, scimClient, unique } from "./ScimClient.ts"
+import {
+  filter,
+  GroupUrn,
+  isScimError,
+  oktaUser,
+  patchOp,
+  type ScimClient,
+  scimClient,
+  SearchRequestUrn,
+  unique
+} from "./ScimClient.ts"
 import {
   adminClient,
   createKey,
@@ -134,7 +144,7 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       const query = `displayName sw "${prefix}"`
       const listed = yield* scim.get(`/Groups${filter(query)}&sortBy=displayName&excludedAttributes=members`)
       const searched = yield* scim.post("/Groups/.search", {
-        schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        schemas: [SearchRequestUrn],
         filter: query,
         sortBy: "displayName",
         excludedAttributes: ["members"]

@@ -29,6 +29,26 @@ export const mediaType = "application/scim+json"
 /** Marks a schema as a SCIM JSON body. */
 export const asScim = HttpApiSchema.asJson({ contentType: mediaType })
 
+/**
+ * What RFC 7644 defines under the SCIM base that this service does not
+ * provide, and what to do instead: the RFC asks for a 501 there (§3.11 for
+ * `/Me`), not a 404 that reads as a wrong base URL. Undefined for any other
+ * path (`/v1/scim/...`, or under the `/api` alias).
+ */
+export const unsupportedEndpoint = (path: string): string | undefined => {
+  const match = /^(?:\/api)?\/v1\/scim\/(Me|Bulk|\.search)(?:\/.*)?$/.exec(path)
+  switch (match?.[1]) {
+    case "Me":
+      return "/Me is not supported: a SCIM key provisions the tenant's users, it is not one; read its owner at /Users/{id}."
+    case "Bulk":
+      return "/Bulk is not supported (ServiceProviderConfig: bulk.supported false): send one request per operation."
+    case ".search":
+      return "A search across resource types is not supported: POST /Users/.search or /Groups/.search."
+    default:
+      return undefined
+  }
+}
+
 /** The largest page a list returns (`count` above it is lowered to it: RFC 7644 §3.4.2.4). */
 export const maxResults = 1000
 /** The page size when `count` is not given. */

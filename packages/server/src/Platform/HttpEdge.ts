@@ -136,7 +136,7 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
     if (HttpServerError.isHttpServerError(error)) {
       const inner = error.reason
       if (inner._tag === "RouteNotFound") {
-        const unsupported = unsupportedScim(path)
+        const unsupported = Scim.unsupportedEndpoint(path)
         if (unsupported !== undefined) {
           return Effect.succeed(errorResponse(path, 501, new Errors.NotImplemented({ error: unsupported })))
         }
@@ -229,25 +229,6 @@ const routes: ReadonlyArray<{ readonly method: string; readonly pattern: RegExp;
   { method: "GET", pattern: /^\/openapi\.json$/, json: false },
   { method: "GET", pattern: /^\/docs$/, json: false }
 ]
-
-/**
- * What RFC 7644 defines under the SCIM base that this service does not
- * provide: the RFC asks for a 501 there (§3.11 for `/Me`), not a 404 that
- * reads as a wrong base URL. Undefined for any other path.
- */
-const unsupportedScim = (path: string): string | undefined => {
-  const match = /^(?:\/api)?\/v1\/scim\/(Me|Bulk|\.search)(?:\/.*)?$/.exec(path)
-  switch (match?.[1]) {
-    case "Me":
-      return "/Me is not supported: a SCIM key provisions the tenant's users, it is not one; read its owner at /Users/{id}."
-    case "Bulk":
-      return "/Bulk is not supported (ServiceProviderConfig: bulk.supported false): send one request per operation."
-    case ".search":
-      return "A search across resource types is not supported: POST /Users/.search or /Groups/.search."
-    default:
-      return undefined
-  }
-}
 
 /** The methods a known path answers (empty for an unknown path): a 405 with `Allow`, not a 404. */
 const allowedMethods = (path: string): ReadonlyArray<string> => [
