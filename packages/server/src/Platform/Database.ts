@@ -9,6 +9,7 @@ import * as Migrator from "effect/sql/Migrator"
 import { migrations } from "../migrations/index.ts"
 import { defaultDatabasePoolSize, ServerConfig } from "./Config.ts"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
+import * as PgFloat4Arrays from "./PgFloat4Arrays.ts"
 
 /** Which backend serves the database, for the few places that must know. */
 export class DatabaseMode extends Context.Service<DatabaseMode, {
@@ -18,7 +19,12 @@ export class DatabaseMode extends Context.Service<DatabaseMode, {
 /** Real PostgreSQL at `url`, with at most `poolSize` connections from this process. */
 export const layerPostgres = (url: PgClient.PgPoolConfig["url"], poolSize = defaultDatabasePoolSize) =>
   Layer.merge(
-    PgClient.layer({ url, maxConnections: poolSize, applicationName: "agent-platform" }),
+    PgClient.layer({
+      url,
+      maxConnections: poolSize,
+      applicationName: "agent-platform",
+      types: PgFloat4Arrays.registry
+    }),
     Layer.succeed(DatabaseMode, { kind: "postgres" })
   )
 

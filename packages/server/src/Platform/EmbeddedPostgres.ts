@@ -39,6 +39,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Duplex } from "node:stream"
+import * as PgFloat4Arrays from "./PgFloat4Arrays.ts"
 
 // -----------------------------------------------------------------------------
 // Errors
@@ -710,6 +711,7 @@ export const clientConfig = (db: PGlite, options?: ClientOptions | undefined): P
   idleTimeout: "1 hour",
   ...options,
   stream: makeTransport(db),
+  types: PgFloat4Arrays.registry,
   ssl: false,
   username: "postgres",
   database: "postgres"
