@@ -623,18 +623,30 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         const fixture = yield* lexicalFixture
         if (fixture === undefined) return
         const { agentId, files, queue, retrieval, sql, tenantId } = fixture
-        const content = "Crème brûlée costs 12.50 at the e-mail café. Refunds take 5 days; don't wait."
+        // Accents composed and decomposed, CJK without spaces, an emoji, and a word too long to index (2,100 bytes).
+        const content =
+          `Crème brûlée costs 12.50 at the e-mail café. Refunds take 5 days; don't wait. 東京の配送は翌日です 📦 ` +
+          `Cafe\u0301 ${"語".repeat(700)} end.`
         yield* files.ingest({ tenantId, agentId, filename: "menu.md", content })
         while ((yield* queue.processDue).claimed > 0) {}
         const rows = yield* sql<{ content: string; lexemes: ReadonlyArray<string> }>`
           SELECT c.content, tsvector_to_array(c.content_tsv) AS lexemes
           FROM knowledge_chunks c JOIN knowledge_files f ON f.id = c.file_id
           WHERE f.agent_id = ${agentId}`
-        assert.strictEqual(rows.length, 1)
-        assert.sameMembers([...rows[0].lexemes], [...new Set(indexWords(rows[0].content))])
-        for (const query of ["crème brûlée", "café", "12.50", "refund", "e-mail"]) {
+        assert.isAbove(rows.length, 0)
+        for (const row of rows) {
+          // Every word of the chunk but the one over PostgreSQL's 2,047 bytes for a lexeme.
+          assert.sameMembers(
+            [...row.lexemes],
+            [...new Set(indexWords(row.content))].filter((word) => Buffer.byteLength(word) <= 2047)
+          )
+          assert.notInclude([...row.lexemes], "語".repeat(700))
+        }
+        for (
+          const query of ["crème brûlée", "café", "Cafe\u0301", "12.50", "refund", "e-mail", "東京の配送は翌日です"]
+        ) {
           const found = yield* retrieval.search({ tenantId, agentIds: [agentId], query })
-          assert.deepStrictEqual(found.map((chunk) => chunk.filename), ["menu.md"], query)
+          assert.deepStrictEqual([...new Set(found.map((chunk) => chunk.filename))], ["menu.md"], query)
         }
       }))
 
