@@ -200,6 +200,9 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const dims = chunks.map((chunk) => chunk.embedding.length)
         const { flat, starts } = packVectors(chunks.map((chunk) => chunk.embedding))
         const vector = sql`(${flat}::real[])[c.start + 1 : c.start + c.dims]`
+        // Lexical search's `tsvector` of each chunk, as a literal (Knowledge/Lexemes.ts, migration 0025); pgvector's
+        // search reads none.
+        const lexemes = capabilities.pgvector ? [] : contents.map(tsvectorLiteral)
         // Only the attempt holding the file writes. A scalar subquery by primary key: as an EXISTS (a join) the
         // planner could walk the queue index over every pending file for each chunk, a cost growing with the backlog.
         const owned = sql`(
@@ -221,7 +224,6 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                   embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`
           // The chunks' words join their agent's vocabulary (migration 0021) in the same statement, in key order so
           // that two workers adding the same new words wait for each other instead of deadlocking.
-          // The chunks' lexemes come as `tsvector` literals cut by the worker (Knowledge/Lexemes.ts, migration 0025).
           : sql`
               WITH stored AS (
                 INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, content_tsv, embedding,
@@ -229,9 +231,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
                 SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.lexemes::tsvector, ${vector}, ${model},
                        c.dims
                 FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[],
-                            ${ordinals}::int[], ${contents}::text[], ${
-            contents.map(tsvectorLiteral)
-          }::text[], ${dims}::int[], ${starts}::int[])
+                            ${ordinals}::int[], ${contents}::text[], ${lexemes}::text[], ${dims}::int[], ${starts}::int[])
                   AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, lexemes, dims, start)
                 WHERE ${owned}
                 ON CONFLICT (file_id, ordinal) DO UPDATE
