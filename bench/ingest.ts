@@ -270,16 +270,16 @@ try {
     for (let i = 0; i < 4; i++) pollers.push(await keyClient(`bench poll ${i}`))
 
     /**
-     * POSTs `documents` for `agentId` and polls the agent's list until every one is ready: the run's
+     * POSTs `batch` for `agentId` and polls the agent's list until every one is ready: the run's
      * figures, with the CPU time the service, its database backends and the bench spent meanwhile.
      */
     const ingestAll = async (
       agentId: string,
-      documents: ReadonlyArray<{ readonly filename: string; readonly content: string }>
+      batch: ReadonlyArray<{ readonly filename: string; readonly content: string }>
     ): Promise<RunFigures> => {
       // Ingest is limited to 60 requests a minute per key: a key per 50 documents.
       const ingestKeys: Array<string> = []
-      for (let i = 0; i < Math.ceil(documents.length / 50); i++) {
+      for (let i = 0; i < Math.ceil(batch.length / 50); i++) {
         const { key } = await admin.keys.create({
           payload: { name: `bench ingest ${i}`, scopes: ["files"], space_id: space.id, rate_limit_rpm: 100_000 }
         })
@@ -290,7 +290,7 @@ try {
       const startedAt = monotonicMs()
       const started = performance.now()
       let postedMs = 0
-      const posting = forEachConcurrently(documents, concurrency, async (document, index) => {
+      const posting = forEachConcurrently(batch, concurrency, async (document, index) => {
         await postIngest(service.url, ingestKeys[Math.floor(index / 50)], { agent_id: agentId, ...document })
       }).then(() => (postedMs = performance.now() - started))
       // Every 200 ms, four keys in turn: 75 lists a minute each, well under their limit.
@@ -300,7 +300,7 @@ try {
         const { files } = await pollers[polls++ % pollers.length].knowledge.list({ query: { agent_id: agentId } })
         const failed = files.find((file) => file.status === "failed")
         if (failed !== undefined) throw new Error(`${failed.filename} failed: ${failed.error}`)
-        if (files.length === documents.length && files.every((file) => file.status === "ready")) break
+        if (files.length === batch.length && files.every((file) => file.status === "ready")) break
         if (performance.now() - started > 600_000) throw new Error("not every document was ready after 10 minutes")
       }
       await posting

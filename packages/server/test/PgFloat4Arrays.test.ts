@@ -5,8 +5,10 @@
  * both databases.
  */
 import * as PgTypes from "@effect/sql-pg/PgTypes"
-import { assert, describe, it } from "@effect/vitest"
-import { Result } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Result } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import { encodeFloat32Array, float4Array, registry } from "../src/Platform/PgFloat4Arrays.ts"
 
 const builtin = (values: ReadonlyArray<number>) => Result.getOrThrow(PgTypes.encode(values, PgTypes.OID.float4Array))
@@ -41,4 +43,23 @@ describe("PgFloat4Arrays", () => {
     ])
     assert.strictEqual(float4Array(new Float32Array(values)).oid, PgTypes.OID.float4Array)
   })
+})
+
+// The service's clients are made with the registry: both kinds of value reach PostgreSQL as the same `real[]`.
+layer(EmbeddedPostgres.layer({ dataDir: undefined }), { timeout: "60 seconds" })("PgFloat4Arrays in a client", (it) => {
+  it.effect("sends a Float32Array and a plain array as the same real[], and reads it back", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const values = [0.25, -2, 0.1, 0]
+      const [row] = yield* sql<{ typed: ReadonlyArray<number>; plain: ReadonlyArray<number>; same: boolean }>`
+        SELECT ${float4Array(new Float32Array(values))}::real[] AS typed,
+               ${Result.getOrThrow(PgTypes.array(values, PgTypes.OID.float4))}::real[] AS plain,
+               ${float4Array(new Float32Array(values))}::real[] = ${
+        Result.getOrThrow(PgTypes.array(values, PgTypes.OID.float4))
+      }::real[] AS same`
+      const expected = values.map(Math.fround)
+      assert.deepStrictEqual([...row.typed], expected)
+      assert.deepStrictEqual([...row.plain], expected)
+      assert.isTrue(row.same)
+    }))
 })

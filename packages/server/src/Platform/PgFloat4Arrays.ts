@@ -37,6 +37,13 @@ export const encodeFloat32Array = (values: Float32Array): Uint8Array => {
   return bytes
 }
 
+/** A `real[]` parameter of `value`. */
+const parameter = (value: unknown): PgTypes.Parameter => ({
+  [PgTypes.ParameterTypeId]: PgTypes.ParameterTypeId,
+  oid: PgTypes.OID.float4Array,
+  value
+})
+
 /** The codecs of every client of the service's database: sql-pg's, with `real[]` also taking a `Float32Array`. */
 export const registry: PgTypes.Registry = PgTypes.makeRegistry()
 registry.register<unknown>(PgTypes.OID.float4Array, {
@@ -44,12 +51,14 @@ registry.register<unknown>(PgTypes.OID.float4Array, {
     value instanceof Float32Array
       ? Result.succeed(encodeFloat32Array(value))
       : PgTypes.encode(value, PgTypes.OID.float4Array),
-  decode: (bytes) => PgTypes.decode(bytes, PgTypes.OID.float4Array, 1)
+  decode: (bytes) => PgTypes.decode(bytes, PgTypes.OID.float4Array, 1),
+  // Into the Bind frame: anything but a Float32Array through sql-pg's own writer (its module registry's codec).
+  write: (sink, value) => {
+    if (!(value instanceof Float32Array)) return PgTypes.writeParameter(sink, parameter(value))
+    sink.raw(encodeFloat32Array(value))
+    return Result.void
+  }
 })
 
 /** A `real[]` parameter of a `Float32Array` (for a client made with {@link registry}). */
-export const float4Array = (values: Float32Array): PgTypes.Parameter => ({
-  [PgTypes.ParameterTypeId]: PgTypes.ParameterTypeId,
-  oid: PgTypes.OID.float4Array,
-  value: values
-})
+export const float4Array = (values: Float32Array): PgTypes.Parameter => parameter(values)
