@@ -17,7 +17,7 @@ import {
 const capture = <A>(program: Effect.Effect<A>) =>
   Effect.gen(function*() {
     const writes: Array<string> = []
-    const buffer = makeLineBuffer((text) => writes.push(text))
+    const buffer = makeLineBuffer((bytes) => writes.push(bytes.toString("utf8")))
     const effectLines: Array<string> = []
     const reference = Logger.make((options) => effectLines.push(Logger.formatJson.log(options)))
     yield* program.pipe(Effect.provide(Logger.layer([makeJsonLogger(buffer), reference])))
@@ -85,13 +85,30 @@ describe("LogWriter", () => {
 
   it("writes at once when 64 KiB are waiting", () => {
     const writes: Array<string> = []
-    const buffer = makeLineBuffer((text) => writes.push(text))
+    const buffer = makeLineBuffer((bytes) => writes.push(bytes.toString("utf8")))
     const line = `${"x".repeat(1023)}\n`
     for (let i = 0; i < 63; i++) buffer.append(line)
     assert.strictEqual(writes.length, 0)
     buffer.append(line)
     assert.strictEqual(writes.length, 1, "the 64th KiB writes the batch")
     assert.strictEqual(writes[0].length, 64 * 1024)
+  })
+
+  it("keeps every byte of lines of any length and script, in order", () => {
+    const writes: Array<Buffer> = []
+    const buffer = makeLineBuffer((bytes) => writes.push(Buffer.from(bytes)))
+    const lines = [
+      "short\n",
+      `${"é".repeat(30_000)}\n`, // 60,000 bytes: the batch's next line no longer fits by the quick bound
+      `${"€".repeat(25_000)}\n`, // 75,000 bytes, past the 64 KiB flush
+      `${"x".repeat(200_000)}\n`, // longer than a whole batch: written on its own
+      "🎉 after\n"
+    ]
+    for (const line of lines) buffer.append(line)
+    buffer.flushSync()
+    assert.strictEqual(Buffer.concat(writes).toString("utf8"), lines.join(""))
+    assert.isAbove(writes.length, 2, "the long lines were written in several batches")
+    for (const bytes of writes.slice(0, -1)) assert.isAtLeast(bytes.length, 6)
   })
 
   it("writes timestamps as Date's toISOString does", () => {
@@ -178,7 +195,7 @@ describe("LogWriter", () => {
       const effectLines: Array<string> = []
       const reference = Logger.make((options) => effectLines.push(Logger.formatJson.log(options)))
       const writes: Array<string> = []
-      const buffer = makeLineBuffer((text) => writes.push(text))
+      const buffer = makeLineBuffer((bytes) => writes.push(bytes.toString("utf8")))
       const logger = makeJsonLogger(buffer)
       assert.strictEqual(directBuffer(new Set([logger])), buffer)
       assert.isUndefined(directBuffer(new Set([logger, reference])), "two loggers: the pipeline writes to both")
