@@ -273,7 +273,8 @@ const wellFormed = (value: unknown): boolean => {
  * 400). The body read here is the one the endpoint reads (it is cached).
  */
 const refuseBadInput = (
-  request: HttpServerRequest.HttpServerRequest
+  request: HttpServerRequest.HttpServerRequest,
+  withBody: boolean
 ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, HttpServerError.HttpServerError> | undefined => {
   if (request.url.length > maxUrlLength) {
     return Effect.succeed(errorResponse(
@@ -283,7 +284,7 @@ const refuseBadInput = (
     ))
   }
   // Most requests (every GET) carry no body: nothing to check, and no effect to run.
-  if (!hasBody(request) || request.method === "GET" || request.method === "HEAD") return undefined
+  if (!withBody || request.method === "GET" || request.method === "HEAD") return undefined
   return refuseBadBody(request)
 }
 
@@ -386,7 +387,8 @@ export const HttpEdgeLive = HttpRouter.middleware(
           : crypto.randomUUID()
         const info = makeRequestInfo(requestId)
         const start = performance.now()
-        const refusal = refuseBadInput(request)
+        const withBody = hasBody(request)
+        const refusal = refuseBadInput(request, withBody)
         const handled = refusal === undefined
           ? httpApp
           : Effect.flatMap(refusal, (refused) => (refused === undefined ? httpApp : Effect.succeed(refused)))
@@ -397,7 +399,10 @@ export const HttpEdgeLive = HttpRouter.middleware(
             let next = request === original
               ? context
               : Context.add(context, HttpServerRequest.HttpServerRequest, request)
-            next = Context.add(next, HttpIncomingMessage.MaxBodySize, isIngest(request.url) ? ingestMaxBody : maxBody)
+            // Only a request with a body reads the limit: a GET's context is one entry shorter.
+            if (withBody) {
+              next = Context.add(next, HttpIncomingMessage.MaxBodySize, isIngest(request.url) ? ingestMaxBody : maxBody)
+            }
             next = Context.add(next, CurrentRequestInfo, info)
             return Context.add(next, References.CurrentLogAnnotations, { ...annotations, request_id: requestId })
           }),
