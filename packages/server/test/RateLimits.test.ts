@@ -6,7 +6,10 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { flushScripts } from "./RedisKeys.ts"
 import { bearer, createKey, http, json, layer as testServer, serverSuite } from "./TestServer.ts"
+
+const redisUrl = process.env.TEST_REDIS_URL ?? ""
 
 layer(testServer(), serverSuite)("rate limit windows", (it) => {
   it.effect("a key with rate_limit_rpm 100 gets exactly 100 answers out of 150 concurrent requests; the rest 429", () =>
@@ -25,6 +28,26 @@ layer(testServer(), serverSuite)("rate limit windows", (it) => {
       )
       assert.deepStrictEqual([...remaining].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i))
     }))
+
+  it.effect.skipIf(redisUrl === "")(
+    "on Redis: after the server forgets the limits' script (a restart, SCRIPT FLUSH), the next request sends it again and is counted",
+    () =>
+      Effect.gen(function*() {
+        const { key } = yield* createKey(["agents"], { rate_limit_rpm: 3 })
+        const first = yield* http("/v1/agents", { headers: bearer(key) })
+        assert.strictEqual(first.status, 200)
+        assert.strictEqual(first.headers.get("x-ratelimit-remaining"), "2")
+        yield* flushScripts(redisUrl)
+        // Counted in Redis (a store failure would allow it with the whole quota in its headers).
+        const second = yield* http("/v1/agents", { headers: bearer(key) })
+        assert.strictEqual(second.status, 200)
+        assert.strictEqual(second.headers.get("x-ratelimit-remaining"), "1")
+        const third = yield* http("/v1/agents", { headers: bearer(key) })
+        assert.strictEqual(third.headers.get("x-ratelimit-remaining"), "0")
+        const fourth = yield* http("/v1/agents", { headers: bearer(key) })
+        assert.strictEqual(fourth.status, 429)
+      })
+  )
 
   it.effect("X-RateLimit-Reset is the seconds until the window that opened with the first request closes", () =>
     Effect.gen(function*() {

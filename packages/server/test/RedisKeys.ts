@@ -37,3 +37,6 @@ export const deleteKeysOnClose = (url: string, prefix: string) =>
       }
     }).pipe(Effect.ignore)
   )
+
+/** Makes the Redis server at `url` forget every Lua script it was sent (as a restart does). */
+export const flushScripts = (url: string) => withClient(url, (client) => client.scriptFlush())

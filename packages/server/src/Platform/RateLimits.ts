@@ -16,6 +16,7 @@
 import { type RateLimitClass, rateLimitPerMinute } from "@agent-platform/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import * as Redis from "effect/persistence/Redis"
+import { createHash } from "node:crypto"
 import { ServerConfig } from "./Config.ts"
 import { RedisLive } from "./KeyValue.ts"
 import { CurrentRequestInfo, type RequestInfo } from "./RequestInfo.ts"
@@ -123,20 +124,11 @@ const makeMemoryWindows = (): CheckWindows => {
 /**
  * Both windows in one Lua script: read both counts and remaining times; refuse
  * without counting when either is full; else count in both (a new window gets
- * its one-minute expiry). Returns refused-by (0 none, 1 class, 2 key), then
- * count and PTTL of each window.
+ * its one-minute expiry). KEYS: the class window, the key window; ARGV: the
+ * class limit, the key limit, the window in milliseconds. Returns refused-by
+ * (0 none, 1 class, 2 key), then count and PTTL of each window.
  */
-const checkWindowsScript = Redis.script(
-  (classKey: string, keyKey: string, classLimit: number, keyLimit: number, windowMillis: number) => [
-    classKey,
-    keyKey,
-    classLimit,
-    keyLimit,
-    windowMillis
-  ],
-  {
-    numberOfKeys: 2,
-    lua: `
+const checkWindowsLua = `
 local window = tonumber(ARGV[3])
 local function read(key)
   local ttl = redis.call("PTTL", key)
@@ -156,21 +148,43 @@ local function count(key, current)
 end
 return { 0, count(KEYS[1], classCount), classTtl, count(KEYS[2], keyCount), keyTtl }
 `
-  }
-).withReturnType<readonly [refusedBy: number, classCount: number, classTtl: number, keyCount: number, keyTtl: number]>()
 
-/** The windows in Redis, shared by every replica: one EVALSHA per request. */
+/** The script's SHA-1, by which Redis knows it once it has run it (`EVALSHA`). */
+const checkWindowsSha = createHash("sha1").update(checkWindowsLua).digest("hex")
+
+/** What the script returns: refused-by, then count and PTTL of each window. */
+type CheckWindowsReply = readonly [
+  refusedBy: number,
+  classCount: number,
+  classTtl: number,
+  keyCount: number,
+  keyTtl: number
+]
+
+/**
+ * The windows in Redis, shared by every replica: one `EVALSHA` per request,
+ * by the script's SHA-1 computed here; a server that does not know the
+ * script yet (new, restarted, or `SCRIPT FLUSH`ed) answers `NOSCRIPT`, and
+ * the request sends it whole with `EVAL`, which also keeps it there.
+ * (`Redis.eval` does the same with the SHA that `SCRIPT LOAD` answers, kept in
+ * an effect `Cache` read on every call: a second cache lookup on this path.)
+ */
 const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckWindows => {
-  const evaluate = redis.eval(checkWindowsScript)
-  const check = (request: WindowsRequest) =>
-    Effect.map(
-      // One hash tag per key keeps both windows in one slot of a Redis Cluster.
-      evaluate(
-        `${prefix}${request.classKey}`,
-        `${prefix}${request.keyKey}`,
-        request.classLimit,
-        request.keyLimit,
-        windowMs
+  const check = (request: WindowsRequest) => {
+    // One hash tag per key keeps both windows in one slot of a Redis Cluster.
+    const args = [
+      "2",
+      `${prefix}${request.classKey}`,
+      `${prefix}${request.keyKey}`,
+      String(request.classLimit),
+      String(request.keyLimit),
+      String(windowMs)
+    ]
+    return Effect.map(
+      Effect.catchIf(
+        redis.send<CheckWindowsReply>("EVALSHA", checkWindowsSha, ...args),
+        (error) => String(error.cause).includes("NOSCRIPT"),
+        () => redis.send<CheckWindowsReply>("EVAL", checkWindowsLua, ...args)
       ),
       ([refusedBy, classCount, classTtl, keyCount, keyTtl]): CheckResult => ({
         refusedBy: refusedBy === 1 ? "class" : refusedBy === 2 ? "key" : "none",
@@ -178,6 +192,7 @@ const makeRedisWindows = (redis: Redis.Redis["Service"], prefix: string): CheckW
         byKey: { count: Number(keyCount), ttlMs: Number(keyTtl) }
       })
     )
+  }
   return { _tag: "Shared", check }
 }
 
