@@ -5,10 +5,10 @@
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { createClient } from "redis"
@@ -60,11 +60,20 @@ export const nodeArgsFrom = (name: string): ReadonlyArray<string> =>
 const nodeArgsFromEnv = nodeArgsFrom("BENCH_NODE_ARGS")
 
 /**
+ * BENCH_KEEP_LOGS=1: keep each service's log file after it stops (its path is
+ * printed then). Else it is removed with its directory: at the default level a
+ * bench's request log runs to a hundred MB or more.
+ */
+const keepLogs = process.env.BENCH_KEEP_LOGS === "1"
+
+/**
  * Starts the service as `pnpm start` does (the bundle, built first) with
  * `env` on top of the defaults — `LOG_LEVEL` included, so the request log
  * costs what it costs a user — and resolves once GET /health answers 200,
  * with the time it took from spawning the process. Its output goes to a log
- * file (`logFile`), as a supervisor would collect it.
+ * file (`logFile`), as a supervisor would collect it; `stop` removes it
+ * (BENCH_KEEP_LOGS=1 keeps it). A service that exits or never gets healthy
+ * is reported with the log's last lines.
  */
 export const startService = async (
   env: Record<string, string>,
@@ -85,26 +94,39 @@ export const startService = async (
     stdio: ["ignore", log, log]
   })
   closeSync(log)
+  /** The error for a service that did not start, with its log's last lines; the process is stopped, the log removed. */
+  const giveUp = (what: string) => {
+    const error = new Error(`${what}:\n${tail(logFile)}`)
+    child.kill("SIGKILL")
+    if (!keepLogs) rmSync(dirname(logFile), { recursive: true, force: true })
+    return error
+  }
   const url = `http://127.0.0.1:${port}`
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${tail(logFile)}`)
+    if (child.exitCode !== null) throw giveUp(`the service exited (${child.exitCode})`)
     const status = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }).then(async (r) => {
       await r.arrayBuffer()
       return r.status
     }, () => 0)
     if (status === 200) break
     if (performance.now() - started > 120_000) {
-      throw new Error(`not healthy after 120 s (last status ${status}):\n${tail(logFile)}`)
+      throw giveUp(`not healthy after 120 s (last status ${status})`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   const healthyAfterMs = performance.now() - started
+  const stopped = new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once("exit", () => resolve())
+  })
+  let stopping: Promise<void> | undefined
   const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve()
-      child.once("exit", () => resolve())
-      child.kill("SIGTERM")
-    })
+    stopping ??= (async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      await stopped
+      if (keepLogs) console.log(`service log kept: ${logFile}`)
+      else rmSync(dirname(logFile), { recursive: true, force: true })
+    })()
   return { url, process: child, stop, healthyAfterMs, logFile }
 }
 

@@ -94,7 +94,7 @@ const service = await startService({
   SESSION_SECRET: "bench-compliance-session-secret-0123456789",
   LOG_LEVEL: "Error"
 })
-if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${service.logFile}`)
+if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${service.logFile} (BENCH_KEEP_LOGS=1 keeps it)`)
 try {
   // -------------------------------------------------------------------------
   // Sign in, turn the pack on.

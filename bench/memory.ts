@@ -170,7 +170,7 @@ const run = async (name: string, env: Record<string, string>) => {
       nodeArgs: ["--import", probePath]
     })
     services.push(platform)
-    if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${platform.logFile}`)
+    if (process.env.BENCH_NODE_ARGS) console.log(`service log: ${platform.logFile} (BENCH_KEEP_LOGS=1 keeps it)`)
     const { agents, keys } = await seedAgentsAndKeys(platform.url, keyCount)
     const bare = await startBaseline("BareNode.ts", { AGENTS_JSON: JSON.stringify(agents) })
     services.push(bare)
