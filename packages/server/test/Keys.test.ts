@@ -1,7 +1,8 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { createHash } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
+import { ApiKeys } from "../src/Keys/ApiKeys.ts"
 import { eventually } from "./Eventually.ts"
 import {
   adminClient,
@@ -98,6 +99,68 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("API keys", (it) => 
       const again = yield* admin.api.keys.revoke({ params: { id: crypto.randomUUID() } }).pipe(Effect.flip)
       assert.strictEqual(again._tag, "NotFound")
     }))
+
+  it.effect("a burst of keys not seen before, looked up together, each gets its own verdict", () =>
+    Effect.gen(function*() {
+      // Valid keys with the scope, valid keys without it, revoked keys and unknown keys, all first used at once:
+      // their lookups go to the database together, and each answer must be its own key's.
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      const mix = Effect.gen(function*() {
+        const readers = yield* Effect.all(Array.from({ length: 6 }, () => createKey(["agents"])))
+        const chatters = yield* Effect.all(Array.from({ length: 4 }, () => createKey(["chat"])))
+        const revoked = yield* Effect.all(Array.from({ length: 4 }, () => createKey(["agents"])))
+        yield* Effect.forEach(revoked, ({ id }) => admin.api.keys.revoke({ params: { id } }), { discard: true })
+        const unknown = Array.from({ length: 4 }, () => `sk_live_${randomBytes(32).toString("hex")}`)
+        return [
+          ...readers.map(({ id, key }) => ({ key, id, status: 200 })),
+          ...chatters.map(({ id, key }) => ({ key, id, status: 403 })),
+          ...revoked.map(({ key }) => ({ key, id: undefined, status: 401 })),
+          ...unknown.map((key) => ({ key, id: undefined, status: 401 }))
+        ]
+      })
+      // Verified in one step of the process: every lookup joins one batch.
+      const keys = yield* ApiKeys
+      const direct = yield* mix
+      const verdicts = yield* Effect.forEach(direct, ({ key }) => keys.verify(key), { concurrency: "unbounded" })
+      assert.deepStrictEqual(
+        verdicts.map((verdict) => (verdict._tag === "Key" ? verdict.keyId : undefined)),
+        direct.map(({ id }) => id)
+      )
+      // Over HTTP, first use and then from the cache.
+      const overHttp = yield* mix
+      for (const round of ["first use", "cached"]) {
+        const answers = yield* Effect.forEach(
+          overHttp,
+          ({ key }) => http("/v1/agents", { headers: bearer(key) }),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(answers.map((answer) => answer.status), overHttp.map(({ status }) => status), round)
+      }
+    }))
+
+  it.effect(
+    "a key in use is read again in the background before its 30 s are up: a change made outside the service applies",
+    () =>
+      Effect.gen(function*() {
+        const { id, key } = yield* createKey(["agents"])
+        const status = Effect.map(http("/v1/agents", { headers: bearer(key) }), (answer) => answer.status)
+        assert.strictEqual(yield* status, 200)
+        // No trigger publishes a change to api_keys: only the verdict's age bounds how long the old one is used.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE api_keys SET scopes = ARRAY['chat'] WHERE id = ${id}`
+        const changedAt = Date.now()
+        // Used all along (4 requests a second, under the class's 300 a minute): its verdict never expires unused.
+        const refused = yield* status.pipe(
+          Effect.repeat({ schedule: Schedule.spaced("250 millis"), until: (code) => code !== 200 }),
+          Effect.timeout("40 seconds")
+        )
+        assert.strictEqual(refused, 403)
+        // Read again in the background 20–25 s after it was read, before its 30 s were up: no request waited for it.
+        assert.isAtMost(Date.now() - changedAt, 27_000)
+      }),
+    { timeout: 60_000 }
+  )
 
   it.effect("a missing or malformed key is 401 on the key interface", () =>
     Effect.gen(function*() {

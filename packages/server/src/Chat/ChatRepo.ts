@@ -5,8 +5,8 @@
 import { Context, Effect, Exit, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { groupCommit } from "../Platform/GroupCommit.ts"
 import { selectSpaceByRef, type SpaceRow } from "../Tenants/SpaceRefs.ts"
-import { groupCommit } from "./GroupCommit.ts"
 
 export type { SpaceRow }
 

@@ -40,8 +40,10 @@ export class KeysRepo extends Context.Service<KeysRepo, {
   }) => Effect.Effect<KeyRow, SqlError>
   /** The tenant's keys, or only those `ownerId` created. */
   readonly list: (tenantId: string, ownerId: string | undefined) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
-  /** The active key with this hash, if any, with its owner's state. */
-  readonly findActiveByHash: (hash: string) => Effect.Effect<VerifiableKeyRow | undefined, SqlError>
+  /** The active keys with these hashes (those that exist), each with its owner's state: one statement. */
+  readonly findActiveByHashes: (
+    hashes: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<VerifiableKeyRow>, SqlError>
   /** Marks a key revoked; undefined when it is not the tenant's (or, with `ownerId`, not that user's). */
   readonly revoke: (
     tenantId: string,
@@ -77,14 +79,11 @@ export class KeysRepo extends Context.Service<KeysRepo, {
             : sql<
               KeyRow
             >`SELECT * FROM api_keys WHERE tenant_id = ${tenantId} AND created_by = ${ownerId} ORDER BY created_at DESC`,
-        findActiveByHash: (hash) =>
-          Effect.map(
-            sql<VerifiableKeyRow>`
-              SELECT k.*, u.role_id AS owner_role, u.active AS owner_active, u.blocked AS owner_blocked
-              FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
-              WHERE k.key_hash = ${hash} AND k.is_active`,
-            (rows) => rows[0]
-          ),
+        findActiveByHashes: (hashes) =>
+          sql<VerifiableKeyRow>`
+            SELECT k.*, u.role_id AS owner_role, u.active AS owner_active, u.blocked AS owner_blocked
+            FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+            WHERE k.key_hash = ANY(${hashes}::text[]) AND k.is_active`,
         revoke: (tenantId, id, ownerId) =>
           isUuid(id)
             ? Effect.map(

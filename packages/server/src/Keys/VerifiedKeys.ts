@@ -2,8 +2,10 @@
  * The verified-key cache of the `/v1` hot path, and its eviction on every
  * replica.
  *
- * A verified key is cached for 30 s (an unknown one for 5 s). Revoking a key,
- * or changing its owner (role, `active`, `blocked`), evicts it everywhere,
+ * A key's verdict is used for 30 s after it was read from the database (an
+ * unknown key's for 5 s); a key in use is read again in the background, in
+ * batches, before then, so that its requests never wait for the database.
+ * Revoking a key, or changing its owner (role, `active`, `blocked`), evicts it everywhere,
  * through the protocol of Platform/ReplicaCaches.ts: the eviction leaves when
  * the change commits, every live replica acknowledges it before the change
  * answers, and a replica that stops hearing the channel stops trusting its
@@ -14,9 +16,10 @@
  * accepts the key any more.
  */
 import type { KeyPrincipal } from "@agent-platform/domain"
-import { Cache, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Array as Arr, Cache, Context, Duration, Effect, Exit, Layer, Request, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { keyRefusal } from "../Access/KeyPolicy.ts"
+import { groupCommit } from "../Platform/GroupCommit.ts"
 import { everything, ownerChangeCache, ReplicaCaches } from "../Platform/ReplicaCaches.ts"
 import { KeysRepo, type VerifiableKeyRow } from "./KeysRepo.ts"
 
@@ -58,14 +61,53 @@ const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
 /** Keys whose verdicts are kept. */
 const capacity = 10_000
 
+/** How long a verdict read from the database is used: a key's, and a refused key's (guesses cost no round trip each). */
+const keyMillis = 30_000
+const refusedMillis = 5_000
+
 /**
- * How long a verdict is read from a plain map in front of the cache: a hit
- * there is one `Map` read, where effect's `Cache.get` takes the entry out and
- * puts it back (its recency order) and reads the clock through the fiber —
- * ~1.5 µs of every `/v1` request under load, measured, much of it V8 rehashing
- * the 10,000-entry map its deletes leave holes in. Evictions empty both.
+ * A key in use is read again in the background once its verdict is this old
+ * (checked every {@link refreshEveryMillis}), before its {@link keyMillis} are
+ * up: the requests of a key in use never wait for the database, and each
+ * verdict is still at most 30 s old. Keys unused for {@link idleMillis} are left
+ * to expire.
  */
-const recentMillis = 1_000
+const refreshAfterMillis = 20_000
+const refreshEveryMillis = 5_000
+const idleMillis = 5 * 60_000
+
+/** A verdict and when it was read from the database. */
+interface Read {
+  readonly verdict: KeyVerdict
+  readonly readAt: number
+}
+
+/** A verdict in the map of the hot path: until when it may be used, and when it was last asked for. */
+interface Held extends Read {
+  readonly expiresAt: number
+  usedAt: number
+}
+
+const held = (read: Read, now: number): Held => ({
+  ...read,
+  expiresAt: read.readAt + (read.verdict._tag === "Key" ? keyMillis : refusedMillis),
+  usedAt: now
+})
+
+/** Reading one key hash's verdict from the database. */
+interface LookUpKey extends Request.Request<Read, SqlError> {
+  readonly hash: string
+}
+const LookUpKey = Request.of<LookUpKey>()
+
+/**
+ * The most hashes one statement looks up. Keys the service does not know yet
+ * (a restarted replica, clients reconnecting after a deploy) wait for the
+ * statement before theirs and then go in one `= ANY(...)` lookup, instead of
+ * one statement each: on the embedded database a statement costs ~0.3 ms of
+ * the process's CPU. The background refresh reads this many per statement.
+ */
+const maxLookupBatch = 500
 
 export class VerifiedKeys extends Context.Service<VerifiedKeys, {
   /**
@@ -90,31 +132,102 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
     Effect.gen(function*() {
       const repo = yield* KeysRepo
       const replicas = yield* ReplicaCaches
-      const lookup = (hash: string) => Effect.orDie(Effect.map(repo.findActiveByHash(hash), toVerdict))
+      const readAll = (hashes: ReadonlyArray<string>) =>
+        Effect.map(repo.findActiveByHashes(hashes), (rows) => {
+          const readAt = Date.now()
+          const byHash = new Map(rows.map((row) => [row.key_hash, row]))
+          return new Map(hashes.map((hash): [string, Read] => [hash, { verdict: toVerdict(byHash.get(hash)), readAt }]))
+        })
+      const lookups = groupCommit<LookUpKey>({
+        maxBatch: maxLookupBatch,
+        runAll: (entries) =>
+          Effect.matchCause(readAll([...new Set(entries.map((entry) => entry.request.hash))]), {
+            onFailure: (cause) => entries.forEach((entry) => entry.completeUnsafe(Exit.failCause(cause))),
+            onSuccess: (reads) =>
+              entries.forEach((entry) => entry.completeUnsafe(Exit.succeed(reads.get(entry.request.hash)!)))
+          })
+      })
+      const lookup = (hash: string) => Effect.orDie(Effect.request(LookUpKey({ hash }), lookups))
+      // Concurrent lookups of one hash share one read; a failed read is not kept.
       const cache = yield* Cache.makeWith(lookup, {
         capacity,
-        // Refused keys are remembered briefly too, so guessing costs no database round trip each time.
         timeToLive: (exit) =>
           Exit.isSuccess(exit)
-            ? (exit.value._tag === "KeyRefused" ? Duration.seconds(5) : Duration.seconds(30))
+            ? Duration.millis(exit.value.verdict._tag === "Key" ? keyMillis : refusedMillis)
             : Duration.zero
       })
-      // The verdicts read in the last second, in front of the cache: see {@link recentMillis}.
-      const recent = new Map<string, { readonly verdict: KeyVerdict; readonly until: number }>()
-      // Bumped by every eviction: a lookup that started before one must not put what it read in `recent`.
+      /**
+       * The verdicts of the hot path: a hit is one `Map` read, where effect's
+       * `Cache.get` takes the entry out of its map and puts it back (its recency
+       * order) and reads the clock through the fiber — ~1.5 µs of every `/v1`
+       * request under load, measured, much of it V8 rehashing the 10,000-entry
+       * map its deletes leave holes in. Written only in synchronous steps that
+       * check {@link generation}; evictions empty it and the cache.
+       */
+      const verdicts = new Map<string, Held>()
+      // Bumped by every eviction: a read that started before one must not put what it read in `verdicts`.
       let generation = 0
+      const keep = (hash: string, entry: Held) => {
+        if (verdicts.size >= capacity) verdicts.clear()
+        verdicts.set(hash, entry)
+      }
       const get = (hash: string): Effect.Effect<KeyVerdict> => {
-        const hit = recent.get(hash)
-        if (hit !== undefined && hit.until > Date.now()) return Effect.succeed(hit.verdict)
+        const now = Date.now()
+        const hit = verdicts.get(hash)
+        if (hit !== undefined && hit.expiresAt > now) {
+          hit.usedAt = now
+          return Effect.succeed(hit.verdict)
+        }
         const seen = generation
-        return Effect.map(Cache.get(cache, hash), (verdict) => {
-          if (generation === seen) {
-            if (recent.size >= capacity) recent.clear()
-            recent.set(hash, { verdict, until: Date.now() + recentMillis })
-          }
-          return verdict
+        return Effect.map(Cache.get(cache, hash), (read) => {
+          if (generation === seen) keep(hash, held(read, Date.now()))
+          return read.verdict
         })
       }
+
+      /**
+       * Reads again, in batches, the keys in use whose verdicts are
+       * {@link refreshAfterMillis} old (unless unused for {@link idleMillis}),
+       * and forgets the expired. What an eviction overtook while the batch was
+       * read is dropped: the next request reads it again.
+       */
+      const refreshDue = Effect.suspend(() => {
+        // A replica that stopped hearing evictions reads every key from the database anyway.
+        if (!replicas.trusted()) return Effect.void
+        const now = Date.now()
+        const due: Array<string> = []
+        for (const [hash, entry] of verdicts) {
+          if (entry.expiresAt <= now) verdicts.delete(hash)
+          else if (
+            entry.verdict._tag === "Key" && now - entry.readAt >= refreshAfterMillis && now - entry.usedAt <= idleMillis
+          ) due.push(hash)
+        }
+        return Effect.forEach(Arr.chunksOf(due, maxLookupBatch), (batch) => {
+          const seen = generation
+          return Effect.flatMap(readAll(batch), (reads) =>
+            Effect.andThen(
+              Effect.sync(() => {
+                if (generation !== seen) return
+                for (const [hash, read] of reads) {
+                  const previous = verdicts.get(hash)
+                  if (previous !== undefined) keep(hash, held(read, previous.usedAt))
+                }
+              }),
+              // The cache may hold the older read: the next miss reads the database again.
+              Effect.forEach(batch, (hash) => Cache.invalidate(cache, hash), { discard: true })
+            ))
+        }, { discard: true })
+      })
+      yield* refreshDue.pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning(
+            "Could not refresh the verified API keys in use; they are read again when they expire",
+            cause
+          )
+        ),
+        Effect.repeat(Schedule.spaced(Duration.millis(refreshEveryMillis))),
+        Effect.forkScoped
+      )
 
       // The cache the users trigger's owner changes empty.
       replicas.register(ownerChangeCache, {
@@ -122,14 +235,14 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
           Effect.andThen(
             Effect.sync(() => {
               generation++
-              recent.delete(hash)
+              verdicts.delete(hash)
             }),
             Cache.invalidate(cache, hash)
           ),
         clear: Effect.andThen(
           Effect.sync(() => {
             generation++
-            recent.clear()
+            verdicts.clear()
           }),
           Cache.invalidateAll(cache)
         )
@@ -137,7 +250,7 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
 
       return VerifiedKeys.of({
         // A replica that stopped hearing the channel may have missed an eviction: it asks the database.
-        get: (hash) => (replicas.trusted() ? get(hash) : lookup(hash)),
+        get: (hash) => (replicas.trusted() ? get(hash) : Effect.map(lookup(hash), (read) => read.verdict)),
         evicting: (target, change) =>
           replicas.evicting(ownerChangeCache, target._tag === "Key" ? target.hash : everything, change)
       })
