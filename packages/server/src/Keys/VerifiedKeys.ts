@@ -5,8 +5,8 @@
  * A key's verdict is used for 30 s after it was read from the database (an
  * unknown key's for 5 s); a key in use is read again in the background, in
  * batches, before then, so that its requests never wait for the database.
- * Revoking a key, or changing its owner (role, `active`, `blocked`), evicts it everywhere,
- * through the protocol of Platform/ReplicaCaches.ts: the eviction leaves when
+ * Revoking a key, or changing its owner (role, `active`, `blocked`), evicts
+ * it everywhere, through the protocol of Platform/ReplicaCaches.ts: the eviction leaves when
  * the change commits, every live replica acknowledges it before the change
  * answers, and a replica that stops hearing the channel stops trusting its
  * cache. A trigger on `users` publishes an owner change whichever code path
@@ -210,7 +210,8 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
                 if (generation !== seen) return
                 for (const [hash, read] of reads) {
                   const previous = verdicts.get(hash)
-                  if (previous !== undefined) keep(hash, held(read, previous.usedAt))
+                  // Replaces an entry: the map does not grow, so no bound to check.
+                  if (previous !== undefined) verdicts.set(hash, held(read, previous.usedAt))
                 }
               }),
               // The cache may hold the older read: the next miss reads the database again.
