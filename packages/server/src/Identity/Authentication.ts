@@ -29,9 +29,10 @@ import { roleDescription, roleSatisfies } from "../Access/Roles.ts"
 import { readSessionToken, setSessionCookie } from "../Auth/SessionCookie.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { ApiKeys } from "../Keys/ApiKeys.ts"
+import type { KeyVerdict } from "../Keys/VerifiedKeys.ts"
 import { clientIp } from "../Platform/ClientIp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
-import { exceededMessage, RateLimits, setLimitHeaders } from "../Platform/RateLimits.ts"
+import { exceededMessage, type RateLimitOutcome, RateLimits, setLimitHeaders } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo, type RequestInfo } from "../Platform/RequestInfo.ts"
 import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
 
@@ -48,44 +49,60 @@ type Outcome =
   | { readonly _tag: "ScopeMissing"; readonly error: string }
   | { readonly _tag: "RateLimited"; readonly error: string }
 
+const missingKey: Outcome = {
+  _tag: "Unauthenticated",
+  error: "Missing API key: send Authorization: Bearer sk_live_..."
+}
+
 /**
  * Verifies a key, its scopes and its rate limits for an endpoint; headers of
  * the limit go on the response. The services are resolved once, when the
  * middleware is built: a request only reads its own `RequestInfo`.
+ *
+ * The outcome is a plain value when nothing had to wait — a key this replica
+ * holds a verdict for, and limits in memory or already refused: the common
+ * case, decided without a step of the effect runtime — else an effect.
  */
-const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"]) =>
-(
-  key: string,
-  endpoint: HttpApiEndpoint.Top,
-  info: RequestInfo
-): Effect.Effect<Outcome> => {
-  if (key.length === 0) {
-    return Effect.succeed({ _tag: "Unauthenticated", error: "Missing API key: send Authorization: Bearer sk_live_..." })
+const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"]) => {
+  const limited = (principal: KeyPrincipal, limit: RateLimitOutcome, info: RequestInfo): Outcome => {
+    setLimitHeaders(info, limit)
+    return limit.allowed ? { _tag: "Ok", principal } : { _tag: "RateLimited", error: exceededMessage(limit) }
   }
-  return Effect.flatMap(keys.verify(key), (principal): Effect.Effect<Outcome> => {
-    if (principal._tag === "KeyRefused") return Effect.succeed({ _tag: "Unauthenticated", error: principal.error })
-    info.tenantId = principal.tenantId
+  const decide = (
+    verdict: KeyVerdict,
+    endpoint: HttpApiEndpoint.Top,
+    info: RequestInfo
+  ): Outcome | Effect.Effect<Outcome> => {
+    if (verdict._tag === "KeyRefused") return { _tag: "Unauthenticated", error: verdict.error }
+    info.tenantId = verdict.tenantId
     const required = Context.get(endpoint.annotations, RequiredScopes)
-    if (required.length > 0 && !required.some((scope) => principal.scopes.includes(scope))) {
-      return Effect.succeed({
+    if (required.length > 0 && !required.some((scope) => verdict.scopes.includes(scope))) {
+      return {
         _tag: "ScopeMissing",
         error: `This endpoint needs the scope ${required.map((s) => `\`${s}\``).join(" or ")}; the key has ${
-          principal.scopes.length === 0 ? "none" : principal.scopes.map((s) => `\`${s}\``).join(", ")
+          verdict.scopes.length === 0 ? "none" : verdict.scopes.map((s) => `\`${s}\``).join(", ")
         }. Create a key with it.`
-      })
-    }
-    return Effect.map(
-      limits.consume({
-        keyId: principal.keyId,
-        keyRpm: principal.rateLimitRpm,
-        limitClass: Context.get(endpoint.annotations, RateLimitClass)
-      }),
-      (limit): Outcome => {
-        setLimitHeaders(info, limit)
-        return limit.allowed ? { _tag: "Ok", principal } : { _tag: "RateLimited", error: exceededMessage(limit) }
       }
-    )
-  })
+    }
+    const options = {
+      keyId: verdict.keyId,
+      keyRpm: verdict.rateLimitRpm,
+      limitClass: Context.get(endpoint.annotations, RateLimitClass)
+    }
+    const now = limits.consumeNow(options)
+    return now !== undefined
+      ? limited(verdict, now, info)
+      : Effect.map(limits.consume(options), (limit) => limited(verdict, limit, info))
+  }
+  return (key: string, endpoint: HttpApiEndpoint.Top, info: RequestInfo): Outcome | Effect.Effect<Outcome> => {
+    if (key.length === 0) return missingKey
+    const held = keys.verifyHeld(key)
+    if (held !== undefined) return decide(held, endpoint, info)
+    return Effect.flatMap(keys.verify(key), (verdict) => {
+      const outcome = decide(verdict, endpoint, info)
+      return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
+    })
+  }
 }
 
 /** What a key middleware wraps: the endpoint's handling, which needs the principal. */
@@ -107,26 +124,25 @@ const keyMiddleware = <E1, E2, E3>(refuse: {
       { credential, endpoint }: { readonly credential: Redacted.Redacted; readonly endpoint: HttpApiEndpoint.Top }
     ) =>
       // The request's info is read off the fiber: one step fewer on every `/v1` request.
-      Effect.withFiber((fiber) =>
-        Effect.flatMap(
-          authorizeKey(Redacted.value(credential), endpoint, fiber.getRef(CurrentRequestInfo)),
-          (outcome): Effect.Effect<
-            Effect.Success<KeyMiddlewareInput>,
-            Effect.Error<KeyMiddlewareInput> | E1 | E2 | E3
-          > => {
-            switch (outcome._tag) {
-              case "Ok":
-                return Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
-              case "Unauthenticated":
-                return Effect.fail(refuse.unauthenticated(outcome.error))
-              case "ScopeMissing":
-                return Effect.fail(refuse.scopeMissing(outcome.error))
-              case "RateLimited":
-                return Effect.fail(refuse.rateLimited(outcome.error))
-            }
+      Effect.withFiber((fiber) => {
+        const respond = (outcome: Outcome): Effect.Effect<
+          Effect.Success<KeyMiddlewareInput>,
+          Effect.Error<KeyMiddlewareInput> | E1 | E2 | E3
+        > => {
+          switch (outcome._tag) {
+            case "Ok":
+              return Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
+            case "Unauthenticated":
+              return Effect.fail(refuse.unauthenticated(outcome.error))
+            case "ScopeMissing":
+              return Effect.fail(refuse.scopeMissing(outcome.error))
+            case "RateLimited":
+              return Effect.fail(refuse.rateLimited(outcome.error))
           }
-        )
-      )
+        }
+        const outcome = authorizeKey(Redacted.value(credential), endpoint, fiber.getRef(CurrentRequestInfo))
+        return Effect.isEffect(outcome) ? Effect.flatMap(outcome, respond) : respond(outcome)
+      })
   })
 
 export const ApiKeyAuthLive = Layer.effect(

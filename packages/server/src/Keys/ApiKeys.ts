@@ -62,6 +62,12 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   ) => Effect.Effect<void, Errors.NotFound | SqlError>
   /** The key's principal, or why it is refused (the 401's words); a database failure is a defect. */
   readonly verify: (key: string) => Effect.Effect<KeyVerdict>
+  /**
+   * {@link verify}'s answer when it needs no database read (a malformed key,
+   * or a key this replica holds a current verdict for), as a plain value;
+   * else `undefined`, and `verify` reads it.
+   */
+  readonly verifyHeld: (key: string) => KeyVerdict | undefined
   /** Writes the last-use times collected since the previous flush (a step of the api worker). */
   readonly flushUsage: Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Keys/ApiKeys") {
@@ -141,12 +147,18 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           })))
       })
 
+      const used = (verdict: KeyVerdict) => {
+        if (verdict._tag === "Key") lastUsed.set(verdict.keyId, Date.now())
+        return verdict
+      }
       const verify = (key: string): Effect.Effect<KeyVerdict> => {
         if (!keyPattern.test(key)) return Effect.succeed(unknownKey)
-        return Effect.map(verified.get(hashKey(key)), (verdict) => {
-          if (verdict._tag === "Key") lastUsed.set(verdict.keyId, Date.now())
-          return verdict
-        })
+        return Effect.map(verified.get(hashKey(key)), used)
+      }
+      const verifyHeld = (key: string): KeyVerdict | undefined => {
+        if (!keyPattern.test(key)) return unknownKey
+        const verdict = verified.peek(hashKey(key))
+        return verdict === undefined ? undefined : used(verdict)
       }
 
       const flushUsage = Effect.suspend(() => {
@@ -160,6 +172,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         list: (user) => Effect.map(repo.list(user.tenantId, keyOwnerFilter(user)), (rows) => rows.map(toListItem)),
         revoke,
         verify,
+        verifyHeld,
         flushUsage
       })
     })

@@ -82,17 +82,25 @@ interface Read {
   readonly readAt: number
 }
 
-/** A verdict in the map of the hot path: until when it may be used, and when it was last asked for. */
-interface Held extends Read {
+/**
+ * A verdict in the map of the hot path: until when it may be used, and when it
+ * was last asked for. A class, so that every entry has one fixed shape: the
+ * object spread this was made with before gave entries whose field reads and
+ * `usedAt` writes cost ~1 µs each request (measured: 1,000 ns against 150 ns
+ * per hit on 4,000 keys).
+ */
+class Held implements Read {
+  readonly verdict: KeyVerdict
+  readonly readAt: number
   readonly expiresAt: number
   usedAt: number
+  constructor(read: Read, usedAt: number) {
+    this.verdict = read.verdict
+    this.readAt = read.readAt
+    this.expiresAt = read.readAt + (read.verdict._tag === "Key" ? keyMillis : refusedMillis)
+    this.usedAt = usedAt
+  }
 }
-
-const held = (read: Read, now: number): Held => ({
-  ...read,
-  expiresAt: read.readAt + (read.verdict._tag === "Key" ? keyMillis : refusedMillis),
-  usedAt: now
-})
 
 /** Reading one key hash's verdict from the database. */
 interface LookUpKey extends Request.Request<Read, SqlError> {
@@ -116,6 +124,12 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
    * the hot path, a cache hit, carries no error channel to handle.
    */
   readonly get: (hash: string) => Effect.Effect<KeyVerdict>
+  /**
+   * The verdict of a key hash when this replica holds a current one, without
+   * a step of the effect runtime (the hot path of a key in use); `undefined`
+   * when {@link get} must read it.
+   */
+  readonly peek: (hash: string) => KeyVerdict | undefined
   /**
    * Runs a change that must evict keys: `change` runs `publish` inside its
    * transaction (it leaves on commit); once `change` succeeds, this waits for
@@ -171,16 +185,22 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
         if (verdicts.size >= capacity) verdicts.clear()
         verdicts.set(hash, entry)
       }
-      const get = (hash: string): Effect.Effect<KeyVerdict> => {
+      const peek = (hash: string): KeyVerdict | undefined => {
+        // A replica that stopped hearing the channel may have missed an eviction: it asks the database.
+        if (!replicas.trusted()) return undefined
         const now = Date.now()
         const hit = verdicts.get(hash)
-        if (hit !== undefined && hit.expiresAt > now) {
-          hit.usedAt = now
-          return Effect.succeed(hit.verdict)
-        }
+        if (hit === undefined || hit.expiresAt <= now) return undefined
+        hit.usedAt = now
+        return hit.verdict
+      }
+      const get = (hash: string): Effect.Effect<KeyVerdict> => {
+        const hit = peek(hash)
+        if (hit !== undefined) return Effect.succeed(hit)
+        if (!replicas.trusted()) return Effect.map(lookup(hash), (read) => read.verdict)
         const seen = generation
         return Effect.map(Cache.get(cache, hash), (read) => {
-          if (generation === seen) keep(hash, held(read, Date.now()))
+          if (generation === seen) keep(hash, new Held(read, Date.now()))
           return read.verdict
         })
       }
@@ -211,7 +231,7 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
                 for (const [hash, read] of reads) {
                   const previous = verdicts.get(hash)
                   // Replaces an entry: the map does not grow, so no bound to check.
-                  if (previous !== undefined) verdicts.set(hash, held(read, previous.usedAt))
+                  if (previous !== undefined) verdicts.set(hash, new Held(read, previous.usedAt))
                 }
               }),
               // The cache may hold the older read: the next miss reads the database again.
@@ -250,8 +270,8 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
       })
 
       return VerifiedKeys.of({
-        // A replica that stopped hearing the channel may have missed an eviction: it asks the database.
-        get: (hash) => (replicas.trusted() ? get(hash) : Effect.map(lookup(hash), (read) => read.verdict)),
+        get,
+        peek,
         evicting: (target, change) =>
           replicas.evicting(ownerChangeCache, target._tag === "Key" ? target.hash : everything, change)
       })

@@ -230,13 +230,23 @@ const makeWindowNames = () => {
   }
 }
 
+/** One request of a key: the key, its own limit, and the class of the endpoint it calls. */
+export interface ConsumeOptions {
+  readonly keyId: string
+  readonly keyRpm: number
+  readonly limitClass: RateLimitClass
+}
+
 export class RateLimits extends Context.Service<RateLimits, {
   /** Counts one request of a key against both limits. */
-  readonly consume: (options: {
-    readonly keyId: string
-    readonly keyRpm: number
-    readonly limitClass: RateLimitClass
-  }) => Effect.Effect<RateLimitOutcome>
+  readonly consume: (options: ConsumeOptions) => Effect.Effect<RateLimitOutcome>
+  /**
+   * {@link consume}'s answer when it needs no round trip (the windows are in
+   * this process's memory, or a window of the key already refused), as a
+   * plain value, the request counted; else `undefined`, nothing counted, and
+   * `consume` asks the shared store.
+   */
+  readonly consumeNow: (options: ConsumeOptions) => RateLimitOutcome | undefined
 }>()("@agent-platform/server/Platform/RateLimits") {
   /** Limits kept by the given store (memory or Redis). */
   static readonly make = (checkWindows: CheckWindows) =>
@@ -289,25 +299,26 @@ export class RateLimits extends Context.Service<RateLimits, {
 
       const names = makeWindowNames()
 
-      const consume = (
-        options: { readonly keyId: string; readonly keyRpm: number; readonly limitClass: RateLimitClass }
-      ): Effect.Effect<RateLimitOutcome> => {
+      const windowsOf = (options: ConsumeOptions): WindowsRequest => {
         const { classKey, keyKey } = names(options.keyId, options.limitClass)
-        const request: WindowsRequest = {
-          classKey,
-          classLimit: rateLimitPerMinute[options.limitClass],
-          keyKey,
-          keyLimit: options.keyRpm
-        }
-        const known = () => {
-          const now = Date.now()
-          return refusedLocally(request.classKey, now) ?? refusedLocally(request.keyKey, now)
-        }
+        return { classKey, classLimit: rateLimitPerMinute[options.limitClass], keyKey, keyLimit: options.keyRpm }
+      }
+      const refusedNow = (request: WindowsRequest) => {
+        const now = Date.now()
+        return refusedLocally(request.classKey, now) ?? refusedLocally(request.keyKey, now)
+      }
+
+      const consumeNow = (options: ConsumeOptions): RateLimitOutcome | undefined => {
+        const request = windowsOf(options)
         // In memory: one synchronous step, nothing can fail.
-        if (checkWindows._tag === "Local") {
-          return Effect.sync(() => known() ?? decide(request, checkWindows.check(request)))
-        }
-        const refused = known()
+        return refusedNow(request) ??
+          (checkWindows._tag === "Local" ? decide(request, checkWindows.check(request)) : undefined)
+      }
+
+      const consume = (options: ConsumeOptions): Effect.Effect<RateLimitOutcome> => {
+        if (checkWindows._tag === "Local") return Effect.sync(() => consumeNow(options)!)
+        const request = windowsOf(options)
+        const refused = refusedNow(request)
         if (refused !== undefined) return Effect.succeed(refused)
         return checkWindows.check(request).pipe(
           Effect.map((result) => decide(request, result)),
@@ -324,7 +335,7 @@ export class RateLimits extends Context.Service<RateLimits, {
           )
         )
       }
-      return RateLimits.of({ consume })
+      return RateLimits.of({ consume, consumeNow })
     })
 
   /** In memory, or in Redis when `REDIS_URL` is set (shared by every replica). */
