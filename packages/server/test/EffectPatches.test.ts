@@ -3,7 +3,8 @@
  * effect's functions return: `Context.merge` of a few services adds them as
  * overlays (no copy), with the same services, the same precedence (the
  * second context wins) and the same reference semantics as a copy; an
- * HttpApi security middleware with one scheme answers as before.
+ * HttpApi security middleware with one scheme answers as before; headers
+ * made from a record (every request's) are the same headers.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, Redacted, Schema } from "effect"
@@ -14,6 +15,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as Headers from "effect/http/Headers"
 import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
 
@@ -160,5 +162,32 @@ describe("HttpApiBuilder security middleware with one scheme (patched)", () => {
     } finally {
       await dispose()
     }
+  })
+})
+
+describe("Headers.fromInput of a record (patched)", () => {
+  it("lower-cases names, joins arrays, skips undefined, and reads own names only", () => {
+    const inherited = Object.create({ "x-inherited": "no" }) as Record<string, unknown>
+    Object.assign(inherited, {
+      Host: "127.0.0.1",
+      "Set-Cookie": ["a=1", "b=2"],
+      "x-empty": "",
+      "x-missing": undefined
+    })
+    const headers = Headers.fromInput(inherited as Headers.Input)
+    assert.deepStrictEqual({ ...headers }, { host: "127.0.0.1", "set-cookie": "a=1, b=2", "x-empty": "" })
+    assert.isTrue(Headers.isHeaders(headers))
+  })
+
+  it("gives the same headers as from the record's entries", () => {
+    const record = { Accept: "*/*", authorization: "Bearer k", "X-Many": ["1", "2"] }
+    assert.deepStrictEqual(
+      { ...Headers.fromInput(record) },
+      { ...Headers.fromInput(Object.entries(record).map(([k, v]) => [k, [v].flat().join(", ")] as const)) }
+    )
+    assert.deepStrictEqual(
+      { ...Headers.setAll(Headers.fromInput({ a: "1", b: "2" }), { B: "3", c: ["4"] }) },
+      { a: "1", b: "3", c: "4" }
+    )
   })
 })
