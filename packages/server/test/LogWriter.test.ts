@@ -138,6 +138,7 @@ describe("LogWriter", () => {
     }
   })
 
+  // The request id, method and tenant id are the edge's (checked or generated, see formatRequestEntry).
   it("formats the request line as the generic plain entry does", () => {
     const date = new Date("2026-11-27T17:00:00.123Z")
     for (
@@ -165,7 +166,16 @@ describe("LogWriter", () => {
           path: "/ !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~\u0001",
           status: 200,
           duration_ms: Number.NaN,
-          tenant_id: "\\"
+          tenant_id: "8b0f3c2e-7a11-4b7c-9f0e-bbbbbbbbbbbb"
+        },
+        {
+          // Every character a checked request id may hold.
+          request_id: "AZaz09._:-",
+          method: "DELETE",
+          path: "/",
+          status: 204,
+          duration_ms: 12.3,
+          tenant_id: null
         }
       ]
     ) {

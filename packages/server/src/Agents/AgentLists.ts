@@ -46,6 +46,8 @@ export class AgentLists extends Context.Service<AgentLists, {
     space: string | undefined,
     boundSpace: string | null
   ) => Effect.Effect<string, SqlError | Schema.SchemaError>
+  /** {@link encoded}'s list when this replica holds it, as a plain value (no effect step); else `undefined`. */
+  readonly held: (tenantId: string, space: string | undefined, boundSpace: string | null) => string | undefined
   /**
    * Runs a change of the tenant's agents: `change` runs `publish` inside its
    * transaction; when it returns, no replica serves the tenant's old lists.
@@ -94,9 +96,13 @@ export class AgentLists extends Context.Service<AgentLists, {
         tenant.set(list, json)
       }
 
+      const listName = (space: string | undefined, boundSpace: string | null) =>
+        `${boundSpace ?? ""}\u0000${space ?? ""}`
+      const held = (tenantId: string, space: string | undefined, boundSpace: string | null) =>
+        replicas.trusted() ? lists.get(tenantId)?.get(listName(space, boundSpace)) : undefined
       const encoded = (tenantId: string, space: string | undefined, boundSpace: string | null) => {
         if (!replicas.trusted()) return read(tenantId, space, boundSpace)
-        const list = `${boundSpace ?? ""}\u0000${space ?? ""}`
+        const list = listName(space, boundSpace)
         const cached = lists.get(tenantId)?.get(list)
         if (cached !== undefined) return Effect.succeed(cached)
         const before = generations.get(tenantId)
@@ -112,6 +118,7 @@ export class AgentLists extends Context.Service<AgentLists, {
 
       return AgentLists.of({
         encoded,
+        held,
         changing: (tenantId, change) => replicas.evicting(agentListsCache, tenantId, change)
       })
     })

@@ -8,18 +8,22 @@ import { currentKey, currentUser } from "../Auth/CurrentUser.ts"
 import { AgentLists } from "./AgentLists.ts"
 import { Agents } from "./Agents.ts"
 
+const jsonText = (json: string) => HttpServerResponse.text(json, { contentType: "application/json" })
+
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     const lists = yield* AgentLists
     return handlers
-      // The list's JSON comes encoded from the cache: no query, no encoding per request.
+      // The list's JSON comes encoded from the cache: no query, no encoding, no effect step per request.
       .handle("list", ({ query }) =>
-        Effect.flatMap(currentKey, (key) =>
-          Effect.map(
-            Effect.orDie(lists.encoded(key.tenantId, query.space, boundSpace(key))),
-            (json) => HttpServerResponse.text(json, { contentType: "application/json" })
-          )))
+        Effect.flatMap(currentKey, (key) => {
+          const bound = boundSpace(key)
+          const held = lists.held(key.tenantId, query.space, bound)
+          return held !== undefined
+            ? Effect.succeed(jsonText(held))
+            : Effect.map(Effect.orDie(lists.encoded(key.tenantId, query.space, bound)), jsonText)
+        }))
       .handle("get", ({ params }) =>
         Effect.flatMap(currentKey, (key) => agents.detail(key.tenantId, params.id, boundSpace(key))))
   }))
