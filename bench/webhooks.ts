@@ -368,5 +368,7 @@ try {
   receiver.closeAllConnections()
   receiver.close()
   rmSync(dataDir, { recursive: true, force: true })
+  // The profile is summarised above: its directory goes too, as bench:auth's does.
+  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true })
   await benchDatabase?.drop()
 }
