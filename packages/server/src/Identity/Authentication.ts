@@ -32,6 +32,7 @@ import { ApiKeys } from "../Keys/ApiKeys.ts"
 import type { KeyVerdict } from "../Keys/VerifiedKeys.ts"
 import { clientIp } from "../Platform/ClientIp.ts"
 import { ServerConfig } from "../Platform/Config.ts"
+import { type Eager, toEffect } from "../Platform/Eager.ts"
 import { exceededMessage, type RateLimitOutcome, RateLimits, setLimitHeaders } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo, type RequestInfo } from "../Platform/RequestInfo.ts"
 import { IpAllowlist } from "../SecurityPolicies/IpAllowlist.ts"
@@ -72,7 +73,7 @@ const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"
     verdict: KeyVerdict,
     endpoint: HttpApiEndpoint.Top,
     info: RequestInfo
-  ): Outcome | Effect.Effect<Outcome> => {
+  ): Eager<Outcome> => {
     if (verdict._tag === "KeyRefused") return { _tag: "Unauthenticated", error: verdict.error }
     info.tenantId = verdict.tenantId
     const required = Context.get(endpoint.annotations, RequiredScopes)
@@ -89,19 +90,17 @@ const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"
       keyRpm: verdict.rateLimitRpm,
       limitClass: Context.get(endpoint.annotations, RateLimitClass)
     }
-    const now = limits.consumeNow(options)
-    return now !== undefined
-      ? limited(verdict, now, info)
-      : Effect.map(limits.consume(options), (limit) => limited(verdict, limit, info))
+    const limit = limits.consumeEager(options)
+    return Effect.isEffect(limit)
+      ? Effect.map(limit, (limit) => limited(verdict, limit, info))
+      : limited(verdict, limit, info)
   }
-  return (key: string, endpoint: HttpApiEndpoint.Top, info: RequestInfo): Outcome | Effect.Effect<Outcome> => {
+  return (key: string, endpoint: HttpApiEndpoint.Top, info: RequestInfo): Eager<Outcome> => {
     if (key.length === 0) return missingKey
-    const held = keys.verifyHeld(key)
-    if (held !== undefined) return decide(held, endpoint, info)
-    return Effect.flatMap(keys.verify(key), (verdict) => {
-      const outcome = decide(verdict, endpoint, info)
-      return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
-    })
+    const verdict = keys.verifyEager(key)
+    return Effect.isEffect(verdict)
+      ? Effect.flatMap(verdict, (verdict) => toEffect(decide(verdict, endpoint, info)))
+      : decide(verdict, endpoint, info)
   }
 }
 

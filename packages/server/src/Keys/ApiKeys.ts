@@ -13,6 +13,7 @@ import * as NodeCrypto from "node:crypto"
 import { createHash, randomBytes } from "node:crypto"
 import { authorizeScopes, keyOwnerFilter } from "../Access/KeyPolicy.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
+import { type Eager, toEffect } from "../Platform/Eager.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { type KeyRow, KeysRepo } from "./KeysRepo.ts"
 import { type KeyVerdict, unknownKey, VerifiedKeys } from "./VerifiedKeys.ts"
@@ -63,11 +64,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   /** The key's principal, or why it is refused (the 401's words); a database failure is a defect. */
   readonly verify: (key: string) => Effect.Effect<KeyVerdict>
   /**
-   * {@link verify}'s answer when it needs no database read (a malformed key,
-   * or a key this replica holds a current verdict for), as a plain value;
-   * else `undefined`, and `verify` reads it.
+   * {@link verify}'s answer, as a plain value when it needs no database read
+   * (a malformed key, or a key this replica holds a current verdict for),
+   * else the effect that reads it.
    */
-  readonly verifyHeld: (key: string) => KeyVerdict | undefined
+  readonly verifyEager: (key: string) => Eager<KeyVerdict>
   /** Writes the last-use times collected since the previous flush (a step of the api worker). */
   readonly flushUsage: Effect.Effect<void, SqlError>
 }>()("@agent-platform/server/Keys/ApiKeys") {
@@ -151,14 +152,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (verdict._tag === "Key") lastUsed.set(verdict.keyId, Date.now())
         return verdict
       }
-      const verify = (key: string): Effect.Effect<KeyVerdict> => {
-        if (!keyPattern.test(key)) return Effect.succeed(unknownKey)
-        return Effect.map(verified.get(hashKey(key)), used)
-      }
-      const verifyHeld = (key: string): KeyVerdict | undefined => {
+      const verifyEager = (key: string): Eager<KeyVerdict> => {
         if (!keyPattern.test(key)) return unknownKey
-        const verdict = verified.peek(hashKey(key))
-        return verdict === undefined ? undefined : used(verdict)
+        const hash = hashKey(key)
+        const held = verified.peek(hash)
+        return held !== undefined ? used(held) : Effect.map(verified.get(hash), used)
       }
 
       const flushUsage = Effect.suspend(() => {
@@ -171,8 +169,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         create,
         list: (user) => Effect.map(repo.list(user.tenantId, keyOwnerFilter(user)), (rows) => rows.map(toListItem)),
         revoke,
-        verify,
-        verifyHeld,
+        verify: (key) => Effect.suspend(() => toEffect(verifyEager(key))),
+        verifyEager,
         flushUsage
       })
     })

@@ -18,6 +18,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import { createHash } from "node:crypto"
 import { ServerConfig } from "./Config.ts"
+import { type Eager, toEffect } from "./Eager.ts"
 import { RedisLive } from "./KeyValue.ts"
 import { CurrentRequestInfo, type RequestInfo } from "./RequestInfo.ts"
 
@@ -241,12 +242,11 @@ export class RateLimits extends Context.Service<RateLimits, {
   /** Counts one request of a key against both limits. */
   readonly consume: (options: ConsumeOptions) => Effect.Effect<RateLimitOutcome>
   /**
-   * {@link consume}'s answer when it needs no round trip (the windows are in
-   * this process's memory, or a window of the key already refused), as a
-   * plain value, the request counted; else `undefined`, nothing counted, and
-   * `consume` asks the shared store.
+   * {@link consume}'s answer, as a plain value when it needs no round trip
+   * (the windows are in this process's memory, or a window of the key
+   * already refused), else the effect that asks the shared store.
    */
-  readonly consumeNow: (options: ConsumeOptions) => RateLimitOutcome | undefined
+  readonly consumeEager: (options: ConsumeOptions) => Eager<RateLimitOutcome>
 }>()("@agent-platform/server/Platform/RateLimits") {
   /** Limits kept by the given store (memory or Redis). */
   static readonly make = (checkWindows: CheckWindows) =>
@@ -308,18 +308,12 @@ export class RateLimits extends Context.Service<RateLimits, {
         return refusedLocally(request.classKey, now) ?? refusedLocally(request.keyKey, now)
       }
 
-      const consumeNow = (options: ConsumeOptions): RateLimitOutcome | undefined => {
-        const request = windowsOf(options)
-        // In memory: one synchronous step, nothing can fail.
-        return refusedNow(request) ??
-          (checkWindows._tag === "Local" ? decide(request, checkWindows.check(request)) : undefined)
-      }
-
-      const consume = (options: ConsumeOptions): Effect.Effect<RateLimitOutcome> => {
-        if (checkWindows._tag === "Local") return Effect.sync(() => consumeNow(options)!)
+      const consumeEager = (options: ConsumeOptions): Eager<RateLimitOutcome> => {
         const request = windowsOf(options)
         const refused = refusedNow(request)
-        if (refused !== undefined) return Effect.succeed(refused)
+        if (refused !== undefined) return refused
+        // In memory: one synchronous step, nothing can fail.
+        if (checkWindows._tag === "Local") return decide(request, checkWindows.check(request))
         return checkWindows.check(request).pipe(
           Effect.map((result) => decide(request, result)),
           // A store failure must not take the API down: allow, and say so in the logs.
@@ -335,7 +329,11 @@ export class RateLimits extends Context.Service<RateLimits, {
           )
         )
       }
-      return RateLimits.of({ consume, consumeNow })
+      return RateLimits.of({
+        // Counted when the effect runs, not when it is made.
+        consume: (options) => Effect.suspend(() => toEffect(consumeEager(options))),
+        consumeEager
+      })
     })
 
   /** In memory, or in Redis when `REDIS_URL` is set (shared by every replica). */
