@@ -146,8 +146,12 @@ report("baseline: the receiver, autocannon, 64 connections, 5 s", `${baselineRat
 // ---------------------------------------------------------------------------
 // The service, as `pnpm start` runs it, in one role.
 
+/** BENCH_PROFILE_DIR: where the jobs role's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
+const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
+  ? undefined
+  : process.env.BENCH_PROFILE_DIR
 const profileDir = process.env.BENCH_PROFILE === "1"
-  ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
   : undefined
 
 /** Spawns the service with `env` (the jobs role under `--cpu-prof` with BENCH_PROFILE=1). */
@@ -358,7 +362,8 @@ try {
     )
   }
   if (profileDir !== undefined) {
-    const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
+    // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
+    const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
     if (file !== undefined) {
       console.log(`\nCPU profile of the jobs role (${deliveries} deliveries, start-up included):`)
       console.log(format(summarize(join(profileDir, file)), { requests: deliveries, top: 30 }))
@@ -368,7 +373,7 @@ try {
   receiver.closeAllConnections()
   receiver.close()
   rmSync(dataDir, { recursive: true, force: true })
-  // The profile is summarised above: its directory goes too, as bench:auth's does.
-  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true })
+  // The profile is summarised above: its directory goes too, as bench:auth's does, unless BENCH_PROFILE_DIR named it.
+  if (profileDir !== undefined && keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
   await benchDatabase?.drop()
 }

@@ -43,7 +43,7 @@ import {
   WebhookDeliveriesRepo,
   webhookDeliveriesTopic
 } from "./WebhookDeliveriesRepo.ts"
-import { deliveryHeaders } from "./WebhookSignature.ts"
+import { deliveryHeaders, type SigningKey, signingKey } from "./WebhookSignature.ts"
 import { WebhookSubscriptions } from "./WebhookSubscriptions.ts"
 
 export interface DeliveryOptions {
@@ -109,8 +109,8 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
       const http = yield* OutboundHttp
       const subscriptions = yield* WebhookSubscriptions
 
-      /** One signed POST with the subscription's secrets; every way it can end is an Outcome (only interruption escapes). */
-      const attempt = (claim: ClaimedDelivery, secrets: Result.Result<ReadonlyArray<string>, string>) =>
+      /** One signed POST with the keys of the subscription's secrets; every way it can end is an Outcome (only interruption escapes). */
+      const attempt = (claim: ClaimedDelivery, keys: Result.Result<ReadonlyArray<SigningKey>, string>) =>
         Effect.suspend(() => {
           const startedAt = Date.now()
           const finish = (kind: OutcomeKind, statusCode: number | null, error: string | null): Attempted => ({
@@ -122,7 +122,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
               error
             }
           })
-          if (Result.isFailure(secrets)) return Effect.succeed(finish("failed", null, secrets.failure))
+          if (Result.isFailure(keys)) return Effect.succeed(finish("failed", null, keys.failure))
           const { payload } = claim
           const body = JSON.stringify({
             id: payload.id,
@@ -136,7 +136,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             event: claim.event,
             timestamp: Math.floor(startedAt / 1000),
             body,
-            secrets: secrets.success
+            keys: keys.success
           })
           return http.send(
             { method: "POST", url: claim.url, headers, body: { contentType: "application/json", text: body } },
@@ -155,21 +155,24 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           )
         })
 
-      /** Each subscription's signing secrets, decrypted once per cycle (a failure is recorded on its deliveries). */
-      const secretsOf = (claims: ReadonlyArray<ClaimedDelivery>) =>
+      /**
+       * Each subscription's signing keys, its secrets decrypted once per batch
+       * of claims (a failure is recorded on its deliveries).
+       */
+      const keysOf = (claims: ReadonlyArray<ClaimedDelivery>) =>
         Effect.gen(function*() {
-          const secrets = new Map<string, Result.Result<ReadonlyArray<string>, string>>()
+          const keys = new Map<string, Result.Result<ReadonlyArray<SigningKey>, string>>()
           for (const claim of claims) {
-            if (secrets.has(claim.subscription_id)) continue
+            if (keys.has(claim.subscription_id)) continue
             const resolved = yield* Effect.result(subscriptions.signingSecrets(claim))
-            secrets.set(
+            keys.set(
               claim.subscription_id,
               Result.isFailure(resolved)
                 ? Result.fail(`signing secret: ${resolved.failure.message}`)
-                : Result.succeed(resolved.success)
+                : Result.succeed(resolved.success.map(signingKey))
             )
           }
-          return secrets
+          return keys
         })
 
       /** The outcome to record for an attempt: when a failure is retried, or that it is dead-lettered. */
@@ -212,7 +215,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
             })
             const counts = { claimed: claims.length, delivered: 0, retrying: 0, deadLettered: 0, released: 0 }
             if (claims.length === 0) return counts satisfies DeliveryBatch
-            const secrets = yield* secretsOf(claims)
+            const keys = yield* keysOf(claims)
             const returned = yield* Queue.unbounded<Outcome>()
 
             /** Writes a batch of outcomes; a database failure leaves their leases to expire: retried, not lost. */
@@ -249,7 +252,7 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
               Effect.uninterruptibleMask((restore) =>
                 Effect.gen(function*() {
                   started.add(claim.id)
-                  const exit = yield* Effect.exit(restore(attempt(claim, secrets.get(claim.subscription_id)!)))
+                  const exit = yield* Effect.exit(restore(attempt(claim, keys.get(claim.subscription_id)!)))
                   if (Exit.isSuccess(exit)) return yield* Queue.offer(returned, toOutcome(claim, exit.value))
                   counts.released++
                   yield* release(claim)
@@ -330,10 +333,10 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           yield* Stream.runForEach(wakeups, () => Queue.offer(wake, undefined)).pipe(Effect.forkScoped)
 
           /** Waits for its turn to send; cut short (the worker stops), its lease is given back. */
-          const deliverOne = (claim: ClaimedDelivery, secrets: Result.Result<ReadonlyArray<string>, string>) =>
+          const deliverOne = (claim: ClaimedDelivery, keys: Result.Result<ReadonlyArray<SigningKey>, string>) =>
             Effect.uninterruptibleMask((restore) =>
               Effect.flatMap(
-                Effect.exit(restore(sending.withPermits(1)(attempt(claim, secrets)))),
+                Effect.exit(restore(sending.withPermits(1)(attempt(claim, keys)))),
                 (exit) =>
                   Exit.isSuccess(exit)
                     ? Queue.offer(returned, toOutcome(claim, exit.value))
@@ -345,12 +348,12 @@ export class WebhookDelivery extends Context.Service<WebhookDelivery, {
           const claimNext = Effect.uninterruptible(Effect.gen(function*() {
             const claims = yield* repo.claimDue(claimOptions)
             if (claims.length === 0) return 0
-            const secrets = yield* secretsOf(claims)
+            const keys = yield* keysOf(claims)
             // Counted once their deliveries start: a claim that never got that far leaves no count behind (its
             // leases expire and it is claimed again), which would otherwise hold the worker back for good.
             held += claims.length
             for (const claim of claims) {
-              yield* FiberSet.run(deliveries, deliverOne(claim, secrets.get(claim.subscription_id)!))
+              yield* FiberSet.run(deliveries, deliverOne(claim, keys.get(claim.subscription_id)!))
             }
             return claims.length
           }))
