@@ -162,21 +162,21 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
           })
       })
       const lookup = (hash: string) => Effect.orDie(Effect.request(LookUpKey({ hash }), lookups))
-      // Concurrent lookups of one hash share one read; a failed read is not kept.
-      const cache = yield* Cache.makeWith(lookup, {
-        capacity,
-        timeToLive: (exit) =>
-          Exit.isSuccess(exit)
-            ? Duration.millis(exit.value.verdict._tag === "Key" ? keyMillis : refusedMillis)
-            : Duration.zero
-      })
+      /**
+       * The reads in flight: concurrent misses of one hash share one read. It
+       * holds nothing once a read ends (a time to live of zero): the verdict
+       * read goes to {@link verdicts}, which alone keeps verdicts.
+       */
+      const inFlight = yield* Cache.makeWith(lookup, { capacity, timeToLive: () => Duration.zero })
       /**
        * The verdicts of the hot path: a hit is one `Map` read, where effect's
        * `Cache.get` takes the entry out of its map and puts it back (its recency
        * order) and reads the clock through the fiber — ~1.5 µs of every `/v1`
        * request under load, measured, much of it V8 rehashing the 10,000-entry
        * map its deletes leave holes in. Written only in synchronous steps that
-       * check {@link generation}; evictions empty it and the cache.
+       * check {@link generation}; evictions empty it, and take the reads in
+       * flight out of {@link inFlight} (a request after an eviction never
+       * joins a read begun before it).
        */
       const verdicts = new Map<string, Held>()
       // Bumped by every eviction: a read that started before one must not put what it read in `verdicts`.
@@ -199,7 +199,7 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
         if (hit !== undefined) return Effect.succeed(hit)
         if (!replicas.trusted()) return Effect.map(lookup(hash), (read) => read.verdict)
         const seen = generation
-        return Effect.map(Cache.get(cache, hash), (read) => {
+        return Effect.map(Cache.get(inFlight, hash), (read) => {
           if (generation === seen) keep(hash, new Held(read, Date.now()))
           return read.verdict
         })
@@ -224,19 +224,14 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
         }
         return Effect.forEach(Arr.chunksOf(due, maxLookupBatch), (batch) => {
           const seen = generation
-          return Effect.flatMap(readAll(batch), (reads) =>
-            Effect.andThen(
-              Effect.sync(() => {
-                if (generation !== seen) return
-                for (const [hash, read] of reads) {
-                  const previous = verdicts.get(hash)
-                  // Replaces an entry: the map does not grow, so no bound to check.
-                  if (previous !== undefined) verdicts.set(hash, new Held(read, previous.usedAt))
-                }
-              }),
-              // The cache may hold the older read: the next miss reads the database again.
-              Effect.forEach(batch, (hash) => Cache.invalidate(cache, hash), { discard: true })
-            ))
+          return Effect.map(readAll(batch), (reads) => {
+            if (generation !== seen) return
+            for (const [hash, read] of reads) {
+              const previous = verdicts.get(hash)
+              // Replaces an entry: the map does not grow, so no bound to check.
+              if (previous !== undefined) verdicts.set(hash, new Held(read, previous.usedAt))
+            }
+          })
         }, { discard: true })
       })
       yield* refreshDue.pipe(
@@ -258,14 +253,14 @@ export class VerifiedKeys extends Context.Service<VerifiedKeys, {
               generation++
               verdicts.delete(hash)
             }),
-            Cache.invalidate(cache, hash)
+            Cache.invalidate(inFlight, hash)
           ),
         clear: Effect.andThen(
           Effect.sync(() => {
             generation++
             verdicts.clear()
           }),
-          Cache.invalidateAll(cache)
+          Cache.invalidateAll(inFlight)
         )
       })
 
