@@ -19,7 +19,9 @@
  * PostgreSQL + Redis when BENCH_DATABASE_URL (and BENCH_REDIS_URL) are set.
  * BENCH_PROFILE=1 profiles the embedded service during the bursts
  * (`node --cpu-prof`) and prints self time per package and function: over
- * all of them, then for each burst from its start to its last first event.
+ * all of them, then for each burst from its start to its last first event
+ * (BENCH_PROFILE_DIR keeps the `.cpuprofile` file there, and each burst's
+ * window in it is printed).
  * BENCH_FRESH_CONNECTIONS=1 opens new connections for every burst (200
  * clients of their own) instead of reusing the last burst's; BENCH_WARMUP
  * chats, one at a time, warm the service before anything is measured, and
@@ -54,6 +56,10 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 10)
  */
 const firstBursts = Number(process.env.BENCH_FIRST_BURSTS ?? 1)
 const profile = process.env.BENCH_PROFILE === "1"
+/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
+const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
+  ? undefined
+  : process.env.BENCH_PROFILE_DIR
 const question = "How long does it take to get my refund?"
 const refundPolicy = [
   "# Returns and refunds",
@@ -212,7 +218,7 @@ interface Measured {
  */
 const platform = async (label: string, env: Record<string, string>): Promise<Measured> => {
   const profileDir = profile && env.DATABASE_URL === undefined
-    ? mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-profile-"))
+    ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-profile-"))
     : undefined
   const service = await startService(
     {
@@ -315,8 +321,10 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
     }
     await service.stop()
     if (profileDir !== undefined) {
-      const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
+      // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
+      const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
       if (file === undefined) throw new Error("no CPU profile was written")
+      if (keptProfileDir !== undefined) console.log(`\nCPU profile kept: ${join(profileDir, file)}`)
       console.log(`\nCPU profile of the service during the burst of ${burst} chats (${label}, profiler on):`)
       console.log(
         format(summarize(join(profileDir, file), burstStartedMs), { requests: (firstBursts + rounds) * burst, top: 30 })
@@ -328,8 +336,12 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
           } until its last first event (${(until - from).toFixed(0)} ms, ${label}):`
         )
         const path = join(profileDir, file)
+        const [fromMs, untilMs] = [sinceProfileStart(path, from), sinceProfileStart(path, until)]
+        if (keptProfileDir !== undefined) {
+          console.log(`(${fromMs.toFixed(0)}–${untilMs.toFixed(0)} ms after the profile's start)`)
+        }
         console.log(
-          format(summarize(path, sinceProfileStart(path, from), sinceProfileStart(path, until)), {
+          format(summarize(path, fromMs, untilMs), {
             requests: burst,
             top: 30
           })
@@ -339,7 +351,7 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
     return { platform: measured, bare }
   } finally {
     await service.stop()
-    if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true })
+    if (profileDir !== undefined && keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
   }
 }
 
