@@ -30,7 +30,8 @@
  * a figure that holds on a shared machine, where the rate does not.
  *
  * BENCH_PROFILE=1 runs the service under `node --cpu-prof` and prints its
- * self time per package and function over the measured run.
+ * self time per package and function over the measured run (BENCH_PROFILE_DIR
+ * keeps the `.cpuprofile` file there, and the run's window in it is printed).
  *
  *   pnpm bench:ingest          (BENCH_DOCUMENTS=1000, BENCH_CONCURRENCY=8)
  */
@@ -48,8 +49,12 @@ import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSumm
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
 /** BENCH_PROFILE=1: the service runs under `--cpu-prof`; its self time per package and function is printed. */
+/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
+const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
+  ? undefined
+  : process.env.BENCH_PROFILE_DIR
 const profileDir = process.env.BENCH_PROFILE === "1"
-  ? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
   : undefined
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 /** How many times the 2 MiB document is POSTed (each but the last deleted at once), for enough probes. */
@@ -498,14 +503,19 @@ try {
     report(`GET /health while 2 MiB are processed (${(readyMs / 1000).toFixed(1)} s to ready)`, latencies(busy))
   }
   if (profileDir !== undefined) {
-    const file = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"))
+    // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
+    const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
     if (file !== undefined) {
       const path = join(profileDir, file)
       const [from, until] = platform.measured.window.map((at) => sinceProfileStart(path, at))
-      console.log(`\nCPU profile of the service over the measured run (the next ${documents} documents):`)
+      console.log(
+        `\nCPU profile of the service over the measured run (the next ${documents} documents${
+          keptProfileDir === undefined ? "" : `; ${from.toFixed(0)}–${until.toFixed(0)} ms after the start of ${path}`
+        }):`
+      )
       console.log(format(summarize(path, from, until), { top: 30 }))
     }
-    rmSync(profileDir, { recursive: true, force: true })
+    if (keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
   }
 } finally {
   if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
