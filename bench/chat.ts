@@ -12,6 +12,10 @@
  * its default of 128; the bench raises it, as a deployment expecting that
  * many streams per client address would.
  *
+ * Also printed: the service's CPU time per chat from each burst's start to
+ * its last first event (from /proc), what opening a chat costs in a burst:
+ * a figure the shared machine's load moves less than the p99.
+ *
  * The baseline is a bare node:http server that streams the same number of
  * `data:` events (an agent_info, the tokens, `[DONE]`) as fast as it can,
  * measured the same way in the same run: the ratios are what the platform
@@ -38,7 +42,7 @@ import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
-import { benchAdmin, freePort, report, startService, withBenchDatabase } from "./Harness.ts"
+import { benchAdmin, cpuMs, freePort, report, startService, withBenchDatabase } from "./Harness.ts"
 import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const chats = Number(process.env.BENCH_CHATS ?? 30)
@@ -97,7 +101,7 @@ const burstConnections = () => {
 }
 
 /** POSTs a chat and reads its SSE frames; the same code measures the baseline and the platform. */
-const measureChat = (url: string, key: string): Promise<Stream> =>
+const measureChat = (url: string, key: string, onFirstEvent?: () => void): Promise<Stream> =>
   new Promise((resolve, reject) => {
     const body = JSON.stringify({ message: question })
     const started = performance.now()
@@ -128,7 +132,10 @@ const measureChat = (url: string, key: string): Promise<Stream> =>
           const frame = buffer.slice(0, end)
           buffer = buffer.slice(end + 2)
           if (!frame.startsWith("data: ")) continue
-          if (firstEventMs < 0) firstEventMs = performance.now() - started
+          if (firstEventMs < 0) {
+            firstEventMs = performance.now() - started
+            onFirstEvent?.()
+          }
           const data = frame.slice(6)
           if (data === "[DONE]") {
             done = true
@@ -152,15 +159,21 @@ interface Run {
   readonly wallMs: number
 }
 
-/** `count` chats, `parallel` at a time, each with the next key. */
-const runChats = async (url: string, nextKey: () => string, count: number, parallel: number): Promise<Run> => {
+/** `count` chats, `parallel` at a time, each with the next key; `onFirstEvent` runs as each gets its first event. */
+const runChats = async (
+  url: string,
+  nextKey: () => string,
+  count: number,
+  parallel: number,
+  onFirstEvent?: () => void
+): Promise<Run> => {
   const streams: Array<Stream> = []
   let started = 0
   const t0 = performance.now()
   const worker = async () => {
     while (started < count) {
       started++
-      streams.push(await measureChat(url, nextKey()))
+      streams.push(await measureChat(url, nextKey(), onFirstEvent))
     }
   }
   await Promise.all(Array.from({ length: parallel }, worker))
@@ -203,6 +216,12 @@ interface PlatformFigures {
   readonly burstP99s: ReadonlyArray<number>
   /** The first event's p99 of each burst before the measured ones (a new process's first). */
   readonly firstBurstP99s: ReadonlyArray<number>
+  /**
+   * The service's CPU time per chat from each measured burst's start to its
+   * last first event (from /proc, in 10 ms ticks): what opening a chat costs
+   * when 200 open at once, steadier than the p99 on a shared machine.
+   */
+  readonly burstOpeningCpuUs?: ReadonlyArray<number>
 }
 
 interface Measured {
@@ -292,12 +311,20 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
       })
       const bareBursts: Array<Run> = []
       const bursts: Array<Run> = []
+      const openingCpuUs: Array<number> = []
       for (let round = 0; round < firstBursts + rounds; round++) {
         burstConnections()
         bareBursts.push(await runChats(bareServer.url, () => "none", burst, burst))
         burstConnections()
         const startedAt = monotonicMs()
-        const run = await runChats(service.url, nextKey, burst, burst)
+        const pid = service.process.pid!
+        const cpuAtStart = cpuMs(pid)
+        let firstEvents = 0
+        let cpuAtLastFirst = cpuAtStart
+        const run = await runChats(service.url, nextKey, burst, burst, () => {
+          if (++firstEvents === burst) cpuAtLastFirst = cpuMs(pid)
+        })
+        openingCpuUs.push(((cpuAtLastFirst - cpuAtStart) * 1000) / burst)
         bursts.push(run)
         burstWindows.push([startedAt, startedAt + Math.max(...run.streams.map((s) => s.firstEventMs))])
       }
@@ -314,6 +341,7 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
         concurrent,
         burst: figures(together(bursts.slice(firstBursts))),
         burstP99s: p99s(bursts.slice(firstBursts)),
+        burstOpeningCpuUs: openingCpuUs.slice(firstBursts),
         firstBurstP99s: p99s(bursts.slice(0, firstBursts))
       }
     } finally {
@@ -441,6 +469,12 @@ const showPlatform = (label: string, { bare, platform: measured }: Measured) => 
     p99s.map((p99, i) => `${p99.toFixed(0)} / ${bareP99s[i].toFixed(0)} ms (${(p99 / bareP99s[i]).toFixed(2)}x)`)
       .join(", ")
   report(`  each burst: p99 / the bare burst's right before`, pairs(measured.burstP99s, bare.burstP99s))
+  if (measured.burstOpeningCpuUs !== undefined && measured.burstOpeningCpuUs.length > 0) {
+    report(
+      `  each burst: the service's CPU per chat until its last first event`,
+      measured.burstOpeningCpuUs.map((us) => `${us.toFixed(0)} µs`).join(", ")
+    )
+  }
   if (firstBursts > 0) {
     report(
       `  before them, the new process's first burst${firstBursts > 1 ? "s" : ""} (not in the goal)`,
