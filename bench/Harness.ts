@@ -5,7 +5,7 @@
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -35,6 +35,40 @@ export interface Service {
 }
 
 let bundled: Promise<unknown> | undefined
+
+/** Where a bench's `node --cpu-prof` writes its profile. */
+export interface ProfileDirectory {
+  readonly path: string
+  /** Named by BENCH_PROFILE_DIR: the profile is kept there after the bench. */
+  readonly kept: boolean
+  /**
+   * This run's profile file, once the profiled process has exited: node names
+   * its files by date and time, so the last in order (a kept directory may
+   * hold earlier runs').
+   */
+  readonly latest: () => string | undefined
+  /** Removes a temporary directory; a kept one stays. */
+  readonly done: () => void
+}
+
+/** BENCH_PROFILE_DIR (created if missing, kept), else a new temporary directory, removed by `done`. */
+export const profileDirectory = (): ProfileDirectory => {
+  const named = process.env.BENCH_PROFILE_DIR
+  const kept = named !== undefined && named !== ""
+  const path = kept ? named : mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  if (kept) mkdirSync(path, { recursive: true })
+  return {
+    path,
+    kept,
+    latest: () => {
+      const file = readdirSync(path).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
+      return file === undefined ? undefined : join(path, file)
+    },
+    done: () => {
+      if (!kept) rmSync(path, { recursive: true, force: true })
+    }
+  }
+}
 
 /** Builds the bundle `pnpm start` runs (packages/server/dist/main.mjs), once per bench process. */
 export const ensureBundle = () => (bundled ??= import("../packages/server/scripts/bundle.mjs").then((m) => m.bundle()))

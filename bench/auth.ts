@@ -40,7 +40,7 @@
  *   pnpm bench:auth     (BENCH_SECONDS=8, BENCH_ROUNDS=3, BENCH_CONNECTIONS=32, BENCH_KEYS=4000)
  */
 import { createHash } from "node:crypto"
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
@@ -50,6 +50,7 @@ import {
   type MeasuredLoad,
   measuredLoad,
   median,
+  profileDirectory,
   report,
   seedAgentsAndKeys,
   type Service,
@@ -66,10 +67,6 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const keyCount = Number(process.env.BENCH_KEYS ?? 4000)
 const profile = process.env.BENCH_PROFILE === "1"
 const perfProfile = process.env.BENCH_PERF === "1"
-/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
-const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
-  ? undefined
-  : process.env.BENCH_PROFILE_DIR
 const sessionSecret = "bench-auth-session-secret-0123456789abcdef"
 
 /** Load on `url` for `duration` seconds, each request with the next of `headers`. */
@@ -229,10 +226,10 @@ const perfRun = async (env: Record<string, string>, setup: SetUp) => {
 
 /** Profiles GET /v1/agents under load on a service over `env`; the keys of `setup` exist there. */
 const profileRun = async (env: Record<string, string>, setup: SetUp) => {
-  const dir = keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
+  const dir = profileDirectory()
   const spawned = performance.now()
   const service = await startService(freshLimits(env, "profile"), {
-    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`]
+    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir.path}`]
   })
   try {
     const headers = setup.keys.map(({ key }) => ({ authorization: `Bearer ${key}` }))
@@ -240,15 +237,15 @@ const profileRun = async (env: Record<string, string>, setup: SetUp) => {
     const startedAfterMs = performance.now() - spawned
     const result = await load(`${service.url}/v1/agents`, headers)
     await service.stop()
-    const file = readdirSync(dir).find((name) => name.endsWith(".cpuprofile"))
+    const file = dir.latest()
     if (file === undefined) throw new Error("no CPU profile was written")
     console.log(
       `\nCPU profile of GET /v1/agents under load (${connections} connections, ${seconds} s, ${result.requests} requests, profiler on):`
     )
-    console.log(format(summarize(join(dir, file), startedAfterMs), { requests: result.requests, top: 30 }))
+    console.log(format(summarize(file, startedAfterMs), { requests: result.requests, top: 30 }))
   } finally {
     await service.stop()
-    if (keptProfileDir === undefined) rmSync(dir, { recursive: true, force: true })
+    dir.done()
   }
 }
 

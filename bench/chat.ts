@@ -37,12 +37,12 @@
  *                               BENCH_FIRST_BURSTS=1, BENCH_ROUNDS=3)
  */
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makePromiseClient } from "../packages/sdk/src/index.ts"
-import { benchAdmin, cpuMs, freePort, report, startService, withBenchDatabase } from "./Harness.ts"
+import { benchAdmin, cpuMs, freePort, profileDirectory, report, startService, withBenchDatabase } from "./Harness.ts"
 import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const chats = Number(process.env.BENCH_CHATS ?? 30)
@@ -60,10 +60,6 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 10)
  */
 const firstBursts = Number(process.env.BENCH_FIRST_BURSTS ?? 1)
 const profile = process.env.BENCH_PROFILE === "1"
-/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
-const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
-  ? undefined
-  : process.env.BENCH_PROFILE_DIR
 const question = "How long does it take to get my refund?"
 const refundPolicy = [
   "# Returns and refunds",
@@ -236,9 +232,7 @@ interface Measured {
  * chats one at a time, a few at a time, and the burst.
  */
 const platform = async (label: string, env: Record<string, string>): Promise<Measured> => {
-  const profileDir = profile && env.DATABASE_URL === undefined
-    ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-chat-profile-"))
-    : undefined
+  const profileDir = profile && env.DATABASE_URL === undefined ? profileDirectory() : undefined
   const service = await startService(
     {
       BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
@@ -246,7 +240,7 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
       MAX_CONNECTIONS_PER_IP: String(burst + 56),
       ...env
     },
-    profileDir === undefined ? {} : { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] }
+    profileDir === undefined ? {} : { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] }
   )
   // The profile starts with the process, `healthyAfterMs` before startService returned.
   const spawned = performance.now() - service.healthyAfterMs
@@ -349,13 +343,12 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
     }
     await service.stop()
     if (profileDir !== undefined) {
-      // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
-      const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
-      if (file === undefined) throw new Error("no CPU profile was written")
-      if (keptProfileDir !== undefined) console.log(`\nCPU profile kept: ${join(profileDir, file)}`)
+      const path = profileDir.latest()
+      if (path === undefined) throw new Error("no CPU profile was written")
+      if (profileDir.kept) console.log(`\nCPU profile kept: ${path}`)
       console.log(`\nCPU profile of the service during the burst of ${burst} chats (${label}, profiler on):`)
       console.log(
-        format(summarize(join(profileDir, file), burstStartedMs), { requests: (firstBursts + rounds) * burst, top: 30 })
+        format(summarize(path, burstStartedMs), { requests: (firstBursts + rounds) * burst, top: 30 })
       )
       for (const [round, [from, until]] of burstWindows.entries()) {
         console.log(
@@ -363,9 +356,8 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
             round < firstBursts ? " (before the measured ones)" : ""
           } until its last first event (${(until - from).toFixed(0)} ms, ${label}):`
         )
-        const path = join(profileDir, file)
         const [fromMs, untilMs] = [sinceProfileStart(path, from), sinceProfileStart(path, until)]
-        if (keptProfileDir !== undefined) {
+        if (profileDir.kept) {
           console.log(`(${fromMs.toFixed(0)}–${untilMs.toFixed(0)} ms after the profile's start)`)
         }
         console.log(
@@ -379,7 +371,7 @@ const platform = async (label: string, env: Record<string, string>): Promise<Mea
     return { platform: measured, bare }
   } finally {
     await service.stop()
-    if (profileDir !== undefined && keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
+    profileDir?.done()
   }
 }
 

@@ -37,25 +37,19 @@
  */
 import { Effect, type Layer, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import { makePromiseClient, type PromiseClient } from "../packages/sdk/src/index.ts"
 import { layerEmbedded, layerPostgres } from "../packages/server/src/Platform/Database.ts"
-import { benchAdmin, benchRedisPrefix, cpuMs, report, startService } from "./Harness.ts"
+import { benchAdmin, benchRedisPrefix, cpuMs, profileDirectory, report, startService } from "./Harness.ts"
 import { format, monotonicMs, sinceProfileStart, summarize } from "./ProfileSummary.ts"
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 1000)
 /** BENCH_PROFILE=1: the service runs under `--cpu-prof`; its self time per package and function is printed. */
-/** BENCH_PROFILE_DIR: where the profile's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
-const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
-  ? undefined
-  : process.env.BENCH_PROFILE_DIR
-const profileDir = process.env.BENCH_PROFILE === "1"
-  ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
-  : undefined
+const profileDir = process.env.BENCH_PROFILE === "1" ? profileDirectory() : undefined
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 /** How many times the 2 MiB document is POSTed (each but the last deleted at once), for enough probes. */
 const bigPosts = Number(process.env.BENCH_BIG_POSTS ?? 5)
@@ -237,7 +231,7 @@ try {
       : {}),
     BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password,
     SESSION_SECRET: sessionSecret
-  }, { nodeArgs: profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] })
+  }, { nodeArgs: profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] })
   let responsiveness: {
     readonly idle: ReadonlyArray<number>
     readonly during: ReadonlyArray<number>
@@ -503,21 +497,19 @@ try {
     report(`GET /health while 2 MiB are processed (${(readyMs / 1000).toFixed(1)} s to ready)`, latencies(busy))
   }
   if (profileDir !== undefined) {
-    // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
-    const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
-    if (file !== undefined) {
-      const path = join(profileDir, file)
+    const path = profileDir.latest()
+    if (path !== undefined) {
       const [from, until] = platform.measured.window.map((at) => sinceProfileStart(path, at))
       console.log(
         `\nCPU profile of the service over the measured run (the next ${documents} documents${
-          keptProfileDir === undefined ? "" : `; ${from.toFixed(0)}–${until.toFixed(0)} ms after the start of ${path}`
+          profileDir.kept ? `; ${from.toFixed(0)}–${until.toFixed(0)} ms after the start of ${path}` : ""
         }):`
       )
       console.log(format(summarize(path, from, until), { top: 30 }))
     }
-    if (keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
   }
 } finally {
+  profileDir?.done()
   if (serverUrl !== undefined) await onServer(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)
   await redis.drop()
   rmSync(dataDir, { recursive: true, force: true })

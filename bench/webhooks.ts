@@ -27,12 +27,20 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { benchAdmin, createBenchDatabase, ensureBundle, freePort, repoRoot, report } from "./Harness.ts"
+import {
+  benchAdmin,
+  createBenchDatabase,
+  ensureBundle,
+  freePort,
+  profileDirectory,
+  repoRoot,
+  report
+} from "./Harness.ts"
 import { format, summarize } from "./ProfileSummary.ts"
 
 const subscriptions = Number(process.env.BENCH_SUBSCRIPTIONS ?? 50)
@@ -146,18 +154,13 @@ report("baseline: the receiver, autocannon, 64 connections, 5 s", `${baselineRat
 // ---------------------------------------------------------------------------
 // The service, as `pnpm start` runs it, in one role.
 
-/** BENCH_PROFILE_DIR: where the jobs role's `.cpuprofile` file is written and kept (else a temporary directory, removed). */
-const keptProfileDir = process.env.BENCH_PROFILE_DIR === undefined || process.env.BENCH_PROFILE_DIR === ""
-  ? undefined
-  : process.env.BENCH_PROFILE_DIR
-const profileDir = process.env.BENCH_PROFILE === "1"
-  ? keptProfileDir ?? mkdtempSync(join(tmpdir(), "agent-platform-bench-profile-"))
-  : undefined
+/** BENCH_PROFILE=1: the jobs role runs under `--cpu-prof` (BENCH_PROFILE_DIR keeps its file). */
+const profileDir = process.env.BENCH_PROFILE === "1" ? profileDirectory() : undefined
 
 /** Spawns the service with `env` (the jobs role under `--cpu-prof` with BENCH_PROFILE=1). */
 const spawnService = (env: Record<string, string>): ChildProcess =>
   spawn(process.execPath, [
-    ...(profileDir !== undefined && env.ROLE === "jobs" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+    ...(profileDir !== undefined && env.ROLE === "jobs" ? ["--cpu-prof", `--cpu-prof-dir=${profileDir.path}`] : []),
     "packages/server/dist/main.mjs"
   ], {
     cwd: repoRoot,
@@ -362,18 +365,17 @@ try {
     )
   }
   if (profileDir !== undefined) {
-    // Node names the file by date and time: the last in order is this run's (BENCH_PROFILE_DIR may hold others).
-    const file = readdirSync(profileDir).filter((name) => name.endsWith(".cpuprofile")).sort().at(-1)
+    const file = profileDir.latest()
     if (file !== undefined) {
       console.log(`\nCPU profile of the jobs role (${deliveries} deliveries, start-up included):`)
-      console.log(format(summarize(join(profileDir, file)), { requests: deliveries, top: 30 }))
+      console.log(format(summarize(file), { requests: deliveries, top: 30 }))
     }
   }
 } finally {
   receiver.closeAllConnections()
   receiver.close()
   rmSync(dataDir, { recursive: true, force: true })
-  // The profile is summarised above: its directory goes too, as bench:auth's does, unless BENCH_PROFILE_DIR named it.
-  if (profileDir !== undefined && keptProfileDir === undefined) rmSync(profileDir, { recursive: true, force: true })
+  // The profile is summarised above: its directory goes too, unless BENCH_PROFILE_DIR named it.
+  profileDir?.done()
   await benchDatabase?.drop()
 }
