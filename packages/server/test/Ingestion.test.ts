@@ -453,7 +453,7 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.deepStrictEqual(yield* repo.markReady("m", [{ file: second, summary: "", chunkCount: 1 }]), new Set())
       }))
 
-    it.effect("keeps a chunk's vector in its row (pgvector), or compresses the `real[]` copy with lz4 (lexical)", () =>
+    it.effect("keeps a chunk row whole up to 8160 bytes (its vector or `real[]` embedding in the row), lz4 beyond (lexical)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const retrieval = yield* Retrieval
@@ -464,12 +464,33 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
                  ) AS lz4
           FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
           WHERE c.oid = 'knowledge_chunks'::regclass AND a.attname = 'embedding'`
-        if (retrieval.mode === "pgvector") {
-          // Rows up to 8160 bytes stay whole: the vector is not moved to TOAST. The `real[]` copy stays empty.
-          assert.deepStrictEqual(row.options, ["toast_tuple_target=8160"])
-        } else {
-          assert.strictEqual(row.compression, row.lz4 ? "l" : "")
-        }
+        // Rows up to 8160 bytes stay whole: the vector (pgvector) or the 2 KiB `real[]` (lexical) is not moved to TOAST.
+        assert.deepStrictEqual(row.options, ["toast_tuple_target=8160"])
+        if (retrieval.mode === "lexical") assert.strictEqual(row.compression, row.lz4 ? "l" : "")
+      }))
+
+    it.effect("deleting an agent, or its tenant, removes its files and their chunks (through the file)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const files = yield* KnowledgeFiles
+        const queue = yield* IngestionQueue
+        const tenantId = yield* newTenant
+        const agentId = yield* newAgent(tenantId)
+        const otherAgent = yield* newAgent(tenantId)
+        const kept = yield* files.ingest({ tenantId, agentId: otherAgent, filename: "kept.md", content: officeGuide })
+        const first = yield* files.ingest({ tenantId, agentId, filename: "office.md", content: officeGuide })
+        while ((yield* queue.processDue).claimed > 0) {}
+        assert.isAbove((yield* chunksOf(first.file_id)).length, 0)
+        yield* sql`DELETE FROM agents WHERE tenant_id = ${tenantId} AND id = ${agentId}`
+        assert.deepStrictEqual(yield* chunksOf(first.file_id), [])
+        assert.isAbove((yield* chunksOf(kept.file_id)).length, 0)
+        // A chunk's tenant and agent are its file's: no chunk names a tenant or agent that is gone.
+        const [orphans] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM knowledge_chunks c
+          WHERE NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = c.agent_id AND a.tenant_id = c.tenant_id)`
+        assert.strictEqual(orphans.count, 0)
+        yield* sql`DELETE FROM tenants WHERE id = ${tenantId}`
+        assert.deepStrictEqual(yield* chunksOf(kept.file_id), [])
       }))
   })
 
@@ -647,6 +668,38 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         ) {
           const found = yield* retrieval.search({ tenantId, agentIds: [agentId], query })
           assert.deepStrictEqual([...new Set(found.map((chunk) => chunk.filename))], ["menu.md"], query)
+        }
+      }))
+
+    it.effect("two workers adding the same new words to an agent's vocabulary at once both finish (no deadlock)", () =>
+      Effect.gen(function*() {
+        const fixture = yield* lexicalFixture
+        if (fixture === undefined) return
+        const { agentId, files, sql, tenantId } = fixture
+        const repo = yield* KnowledgeRepo
+        const ids = new Set<string>()
+        for (const filename of ["a.md", "b.md"]) {
+          ids.add((yield* files.ingest({ tenantId, agentId, filename, content: "placeholder" })).file_id)
+        }
+        const claimed = (yield* repo.claimDue(64, Duration.minutes(1), 32 * 1024)).filter((file) => ids.has(file.id))
+        assert.strictEqual(claimed.length, 2)
+        for (let round = 0; round < 5; round++) {
+          // 400 words new to the agent, written by the two files' chunks in opposite orders, at the same time.
+          const words = Array.from({ length: 400 }, (_, i) => `r${round}w${i}`)
+          const chunksOf = (file: (typeof claimed)[number], ordered: ReadonlyArray<string>) =>
+            Array.from({ length: 8 }, (_, ordinal) => ({
+              file,
+              ordinal,
+              content: ordered.slice(ordinal * 50, ordinal * 50 + 50).join(" "),
+              embedding: [1, 0]
+            }))
+          yield* Effect.all([
+            repo.storeChunks("m", chunksOf(claimed[0], words)),
+            repo.storeChunks("m", chunksOf(claimed[1], [...words].reverse()))
+          ], { concurrency: 2 })
+          const [{ count }] = yield* sql<{ count: number }>`
+            SELECT count(*)::int AS count FROM knowledge_words WHERE agent_id = ${agentId} AND word LIKE ${`r${round}w%`}`
+          assert.strictEqual(count, words.length)
         }
       }))
 

@@ -7,7 +7,7 @@ import { Context, Duration, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { float4Array } from "../Platform/PgFloat4Arrays.ts"
-import { tsvectorLiteral } from "./Lexemes.ts"
+import { type Lexemes, lexemesOf, tsvectorLiteralOf } from "./Lexemes.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
 
 export interface FileRow {
@@ -81,6 +81,38 @@ const packVectors = (vectors: ReadonlyArray<ReadonlyArray<number>>) => {
     }
   }
   return { starts, flat: float4Array(flat) }
+}
+
+/**
+ * The words of a batch of chunks for their agents' vocabularies (migration
+ * 0021), as three columns: each agent's distinct words once, ordered by agent
+ * then word. Deduplicated and ordered here rather than by the statement: there
+ * sorting the ~45 words of each chunk (by the database's collation) and
+ * discarding the repeats was a fifth of the statement's time. Any fixed order
+ * does to keep two workers adding the same new words from deadlocking.
+ */
+const vocabularyOf = (chunks: ReadonlyArray<FileChunk>, lexemes: ReadonlyArray<Lexemes>) => {
+  const byAgent = new Map<string, { readonly tenantId: string; readonly words: Set<string> }>()
+  chunks.forEach((chunk, i) => {
+    let entry = byAgent.get(chunk.file.agent_id)
+    if (entry === undefined) {
+      entry = { tenantId: chunk.file.tenant_id, words: new Set() }
+      byAgent.set(chunk.file.agent_id, entry)
+    }
+    for (const word of lexemes[i].keys()) entry.words.add(word)
+  })
+  const agentIds: Array<string> = []
+  const tenantIds: Array<string> = []
+  const words: Array<string> = []
+  for (const agentId of [...byAgent.keys()].sort()) {
+    const { tenantId, words: agentWords } = byAgent.get(agentId)!
+    for (const word of [...agentWords].sort()) {
+      agentIds.push(agentId)
+      tenantIds.push(tenantId)
+      words.push(word)
+    }
+  }
+  return { agentIds, tenantIds, words }
 }
 
 /**
@@ -200,50 +232,55 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         const dims = chunks.map((chunk) => chunk.embedding.length)
         const { flat, starts } = packVectors(chunks.map((chunk) => chunk.embedding))
         const vector = sql`(${flat}::real[])[c.start + 1 : c.start + c.dims]`
-        // Lexical search's `tsvector` of each chunk, as a literal (Knowledge/Lexemes.ts, migration 0025); pgvector's
-        // search reads none.
-        const lexemes = capabilities.pgvector ? [] : contents.map(tsvectorLiteral)
         // Only the attempt holding the file writes. A scalar subquery by primary key: as an EXISTS (a join) the
         // planner could walk the queue index over every pending file for each chunk, a cost growing with the backlog.
         const owned = sql`(
           SELECT f.status = 'processing' AND f.attempts = c.attempt FROM knowledge_files f WHERE f.id = c.file_id)`
         // With pgvector the vector column is what search reads: the `real[]` copy (for the lexical strategy's
         // re-ranking) is left empty, as parsing and storing 512 more numbers per chunk is a third of the write.
-        return (capabilities.pgvector
-          ? sql`
-              INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
-                                            embedding_dims, embedding_vector)
-              SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, '{}'::real[], ${model}, c.dims,
-                     ${vector}::vector
-              FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
-                          ${contents}::text[], ${dims}::int[], ${starts}::int[])
-                AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, start)
-              WHERE ${owned}
-              ON CONFLICT (file_id, ordinal) DO UPDATE
-              SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
-                  embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`
-          // The chunks' words join their agent's vocabulary (migration 0021) in the same statement, in key order so
-          // that two workers adding the same new words wait for each other instead of deadlocking.
-          : sql`
-              WITH stored AS (
-                INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, content_tsv, embedding,
-                                              embedding_model, embedding_dims)
-                SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.lexemes::tsvector, ${vector}, ${model},
-                       c.dims
-                FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[],
-                            ${ordinals}::int[], ${contents}::text[], ${lexemes}::text[], ${dims}::int[], ${starts}::int[])
-                  AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, lexemes, dims, start)
-                WHERE ${owned}
-                ON CONFLICT (file_id, ordinal) DO UPDATE
-                SET content = excluded.content, content_tsv = excluded.content_tsv, embedding = excluded.embedding,
-                    embedding_model = excluded.embedding_model, embedding_dims = excluded.embedding_dims
-                RETURNING agent_id, tenant_id, content_tsv
-              )
-              INSERT INTO knowledge_words (agent_id, tenant_id, word)
-              SELECT DISTINCT s.agent_id, s.tenant_id, w.word
-              FROM stored s CROSS JOIN unnest(tsvector_to_array(s.content_tsv)) AS w (word)
-              ORDER BY s.agent_id, w.word
-              ON CONFLICT DO NOTHING`).pipe(Effect.asVoid)
+        if (capabilities.pgvector) {
+          return Effect.asVoid(sql`
+            INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, embedding, embedding_model,
+                                          embedding_dims, embedding_vector)
+            SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, '{}'::real[], ${model}, c.dims,
+                   ${vector}::vector
+            FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[], ${ordinals}::int[],
+                        ${contents}::text[], ${dims}::int[], ${starts}::int[])
+              AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, dims, start)
+            WHERE ${owned}
+            ON CONFLICT (file_id, ordinal) DO UPDATE
+            SET content = excluded.content, embedding = excluded.embedding, embedding_model = excluded.embedding_model,
+                embedding_dims = excluded.embedding_dims, embedding_vector = excluded.embedding_vector`)
+        }
+        // Lexical search's `tsvector` of each chunk, as a literal (Knowledge/Lexemes.ts, migration 0025).
+        const lexemes = contents.map(lexemesOf)
+        const literals = lexemes.map(tsvectorLiteralOf)
+        const vocabulary = vocabularyOf(chunks, lexemes)
+        // The chunks' words join their agent's vocabulary (migration 0021) in the same statement, in the order given
+        // (see `vocabularyOf`), for the agents of which a chunk was stored: a word of a chunk whose attempt lost its
+        // file may join too, a stale word as those of a deleted file (harmless, migration 0021).
+        return Effect.asVoid(sql`
+          WITH stored AS (
+            INSERT INTO knowledge_chunks (file_id, tenant_id, agent_id, ordinal, content, content_tsv, embedding,
+                                          embedding_model, embedding_dims)
+            SELECT c.file_id, c.tenant_id, c.agent_id, c.ordinal, c.content, c.lexemes::tsvector, ${vector}, ${model},
+                   c.dims
+            FROM unnest(${fileIds}::uuid[], ${tenantIds}::uuid[], ${agentIds}::uuid[], ${attempts}::int[],
+                        ${ordinals}::int[], ${contents}::text[], ${literals}::text[], ${dims}::int[], ${starts}::int[])
+              AS c (file_id, tenant_id, agent_id, attempt, ordinal, content, lexemes, dims, start)
+            WHERE ${owned}
+            ON CONFLICT (file_id, ordinal) DO UPDATE
+            SET content = excluded.content, content_tsv = excluded.content_tsv, embedding = excluded.embedding,
+                embedding_model = excluded.embedding_model, embedding_dims = excluded.embedding_dims
+            RETURNING agent_id
+          )
+          INSERT INTO knowledge_words (agent_id, tenant_id, word)
+          SELECT w.agent_id, w.tenant_id, w.word
+          FROM unnest(${vocabulary.agentIds}::uuid[], ${vocabulary.tenantIds}::uuid[], ${vocabulary.words}::text[])
+            WITH ORDINALITY AS w (agent_id, tenant_id, word, n)
+          WHERE w.agent_id IN (SELECT agent_id FROM stored)
+          ORDER BY w.n
+          ON CONFLICT DO NOTHING`)
       }
 
       const markReady = (

@@ -18,13 +18,15 @@ const maxLexemeBytes = 2047
 const maxPosition = 16383
 const maxPositionsPerLexeme = 256
 
+/** A text's lexemes: each distinct word (in order of first occurrence) with the positions where it occurs. */
+export type Lexemes = ReadonlyMap<string, ReadonlyArray<number>>
+
 /**
- * The `tsvector` literal of a text: each distinct word once, quoted, with the
- * positions (1-based, in words) where it occurs — `'refund':1,7 'policy':2`;
- * an empty string (the empty `tsvector`) for a text without words. The words
- * hold neither quotes nor backslashes, so nothing needs escaping.
+ * The lexemes of a text: each distinct word once, with the positions (1-based,
+ * in words) where it occurs, within PostgreSQL's bounds (a word over 2,047
+ * bytes is left out, as `to_tsvector` leaves it out).
  */
-export const tsvectorLiteral = (text: string): string => {
+export const lexemesOf = (text: string): Lexemes => {
   const positions = new Map<string, Array<number>>()
   let position = 0
   for (const word of indexWords(text)) {
@@ -36,7 +38,19 @@ export const tsvectorLiteral = (text: string): string => {
     if (list === undefined) positions.set(word, [at])
     else if (list.length < maxPositionsPerLexeme && list[list.length - 1] !== at) list.push(at)
   }
+  return positions
+}
+
+/**
+ * The `tsvector` literal of lexemes — `'refund':1,7 'policy':2`; an empty
+ * string (the empty `tsvector`) for none. The words hold neither quotes nor
+ * backslashes, so nothing needs escaping.
+ */
+export const tsvectorLiteralOf = (lexemes: Lexemes): string => {
   let literal = ""
-  for (const [word, list] of positions) literal += `${literal.length === 0 ? "" : " "}'${word}':${list.join(",")}`
+  for (const [word, list] of lexemes) literal += `${literal.length === 0 ? "" : " "}'${word}':${list.join(",")}`
   return literal
 }
+
+/** The `tsvector` literal of a text (its {@link lexemesOf}). */
+export const tsvectorLiteral = (text: string): string => tsvectorLiteralOf(lexemesOf(text))

@@ -27,6 +27,7 @@ import roomAnswersAndMinutes from "./0022_room_answers_and_minutes.ts"
 import pushClaimToken from "./0023_push_claim_token.ts"
 import roomPeriods from "./0024_room_periods.ts"
 import knowledgeChunkLexemes from "./0025_knowledge_chunk_lexemes.ts"
+import knowledgeChunkWriteCost from "./0026_knowledge_chunk_write_cost.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -50,5 +51,6 @@ export const migrations = Migrator.fromRecord({
   "0022_room_answers_and_minutes": roomAnswersAndMinutes,
   "0023_push_claim_token": pushClaimToken,
   "0024_room_periods": roomPeriods,
-  "0025_knowledge_chunk_lexemes": knowledgeChunkLexemes
+  "0025_knowledge_chunk_lexemes": knowledgeChunkLexemes,
+  "0026_knowledge_chunk_write_cost": knowledgeChunkWriteCost
 })
