@@ -13,7 +13,6 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
-import { SpaceBinding } from "./Access/SpaceBinding.ts"
 import { ActionCatalog } from "./Actions/ActionCatalog.ts"
 import { ActionRunner } from "./Actions/ActionRunner.ts"
 import { ActionsAdminHttp, ActionsHttp } from "./Actions/ActionsHttp.ts"
@@ -138,8 +137,7 @@ const CatalogLive = Layer.mergeAll(ActionsMcp.layer, McpAuth.layer).pipe(
       WebhookSubscriptions.layer
     )
   ),
-  Layer.provideMerge(OutboundGuard.layer),
-  Layer.provideMerge(SpaceBinding.layer)
+  Layer.provideMerge(OutboundGuard.layer)
 )
 
 /** Chat and knowledge: the models, ingestion, retrieval, the chat engine (its actions run through the catalog's runner). */
@@ -173,7 +171,7 @@ export const HandlersLive = Layer.mergeAll(
   handlersOn(AuditLog, Mfa, ServerConfig, Sessions, SessionAuth, SignIn, UsersRepo)(AuthHttp),
   handlersOn(ApiKeys, ServerConfig, SessionAuth)(KeysHttp),
   handlersOn(AgentLists, Agents, ApiKeyAuth)(AgentsHttp),
-  handlersOn(ApiKeyAuth, KnowledgeFiles, SpaceBinding)(KnowledgeHttp),
+  handlersOn(ApiKeyAuth, KnowledgeFiles)(KnowledgeHttp),
   handlersOn(ActionCatalog, ActionRunner, ApiKeyAuth)(ActionsHttp),
   handlersOn(ApiKeyAuth, ChatEngine, ChatHistory)(ChatHttp),
   handlersOn(ApiKeyAuth, UsageReport)(UsageHttp),

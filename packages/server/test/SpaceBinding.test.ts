@@ -118,6 +118,20 @@ layer(testServer(), serverSuite)("a space-bound key", (it) => {
         const unboundSees = yield* http(`/v1/knowledge?agent_id=${w.otherAgent.id}`, { headers: bearer(w.unbound) })
         assert.deepStrictEqual(unboundSees.body.files.map((f: { id: string }) => f.id), [w.otherFileId])
       }))
+
+    it.effect("shows its own space's files, listed whole and by agent_id", () =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const upload = { agent_id: w.myAgent.id, filename: "mine.txt", content: "Parcels leave daily." }
+        const mine = yield* http("/v1/knowledge/ingest", json("POST", upload, bearer(w.key)))
+        assert.strictEqual(mine.status, 201)
+        const ids = (body: { files: ReadonlyArray<{ id: string }> }) => body.files.map((f) => f.id)
+        assert.include(ids((yield* http("/v1/knowledge", { headers: bearer(w.key) })).body), mine.body.file_id)
+        assert.deepStrictEqual(
+          ids((yield* http(`/v1/knowledge?agent_id=${w.myAgent.id}`, { headers: bearer(w.key) })).body),
+          [mine.body.file_id]
+        )
+      }))
   })
 
   describe("POST /v1/knowledge/ingest", () => {
@@ -154,6 +168,19 @@ layer(testServer(), serverSuite)("a space-bound key", (it) => {
         )
         const files = yield* http(`/v1/knowledge?agent_id=${w.otherAgent.id}`, { headers: bearer(w.unbound) })
         assert.deepStrictEqual(files.body.files.map((f: { id: string }) => f.id), [w.otherFileId])
+      }))
+
+    it.effect("deletes its own space's file", () =>
+      Effect.gen(function*() {
+        const w = yield* world
+        const upload = { agent_id: w.myAgent.id, filename: "mine.txt", content: "Parcels leave daily." }
+        const mine = yield* http("/v1/knowledge/ingest", json("POST", upload, bearer(w.key)))
+        const deleted = yield* http(`/v1/knowledge/${mine.body.file_id}`, { method: "DELETE", headers: bearer(w.key) })
+        assert.strictEqual(deleted.status, 200)
+        assert.deepStrictEqual(
+          (yield* http(`/v1/knowledge?agent_id=${w.myAgent.id}`, { headers: bearer(w.key) })).body,
+          { files: [] }
+        )
       }))
   })
 

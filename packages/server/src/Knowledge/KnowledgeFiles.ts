@@ -42,17 +42,26 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
     readonly filename: string
     readonly content: string
   }) => Effect.Effect<typeof Knowledge.IngestAccepted.Type, Errors.NotFound | Errors.InvalidRequest | SqlError>
-  /** The tenant's files, of one agent when `agentId` is given, oldest first. */
+  /**
+   * The tenant's files, of one agent when `agentId` is given, of the agents
+   * of `spaceId` only when the caller is bound to one; oldest first.
+   */
   readonly list: (input: {
     readonly tenantId: string
     readonly agentId?: string | undefined
+    /** The space the caller is bound to (Access/SpaceBinding.ts `boundSpace`); null or absent for the whole tenant. */
+    readonly spaceId?: string | null | undefined
   }) => Effect.Effect<ReadonlyArray<Knowledge.KnowledgeFile>, SqlError>
+  /** A file of the tenant (of an agent of `spaceId`, when given); 404 otherwise. */
   readonly get: (
-    input: { readonly tenantId: string; readonly fileId: string }
+    input: { readonly tenantId: string; readonly fileId: string; readonly spaceId?: string | null | undefined }
   ) => Effect.Effect<Knowledge.KnowledgeFile, Errors.NotFound | SqlError>
-  /** Deletes a file and its chunks; 404 for an unknown file or another tenant's. */
+  /**
+   * Deletes a file and its chunks; 404 for an unknown file, another tenant's,
+   * or one of an agent outside `spaceId` (when given).
+   */
   readonly remove: (
-    input: { readonly tenantId: string; readonly fileId: string }
+    input: { readonly tenantId: string; readonly fileId: string; readonly spaceId?: string | null | undefined }
   ) => Effect.Effect<void, Errors.NotFound | SqlError>
 }>()("@agent-platform/server/Knowledge/KnowledgeFiles") {
   /** Needs `KnowledgeRepo`; wakes the worker through `Notifications` when the process provides it. */
@@ -124,19 +133,19 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
 
       return KnowledgeFiles.of({
         ingest,
-        list: ({ tenantId, agentId }) =>
+        list: ({ agentId, spaceId, tenantId }) =>
           agentId !== undefined && !isUuid(agentId)
             ? Effect.succeed([])
-            : Effect.map(repo.listFiles(tenantId, agentId), (rows) => rows.map(toKnowledgeFile)),
-        get: ({ tenantId, fileId }) =>
+            : Effect.map(repo.listFiles(tenantId, agentId, spaceId ?? null), (rows) => rows.map(toKnowledgeFile)),
+        get: ({ fileId, spaceId, tenantId }) =>
           isUuid(fileId)
-            ? Effect.flatMap(repo.findFile(tenantId, fileId), (row) =>
+            ? Effect.flatMap(repo.findFile(tenantId, fileId, spaceId ?? null), (row) =>
               row === undefined ? Effect.fail(fileNotFound(fileId)) : Effect.succeed(toKnowledgeFile(row)))
             : Effect.fail(fileNotFound(fileId)),
-        remove: ({ tenantId, fileId }) =>
+        remove: ({ fileId, spaceId, tenantId }) =>
           isUuid(fileId)
             ? Effect.flatMap(
-              repo.deleteFile(tenantId, fileId),
+              repo.deleteFile(tenantId, fileId, spaceId ?? null),
               (deleted) => (deleted ? Effect.void : Effect.fail(fileNotFound(fileId)))
             )
             : Effect.fail(fileNotFound(fileId))

@@ -163,10 +163,26 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
     readonly contentProblem: string | null
     readonly sizeBytes: number
   }) => Effect.Effect<FileRow | undefined, SqlError>
-  readonly listFiles: (tenantId: string, agentId: string | undefined) => Effect.Effect<ReadonlyArray<FileRow>, SqlError>
-  readonly findFile: (tenantId: string, fileId: string) => Effect.Effect<FileRow | undefined, SqlError>
-  /** Deletes a file and (by cascade) its chunks; false when it is not the tenant's. */
-  readonly deleteFile: (tenantId: string, fileId: string) => Effect.Effect<boolean, SqlError>
+  /**
+   * The tenant's files (of one agent when `agentId` is given; of space
+   * `spaceId`'s agents only, when given), oldest first.
+   */
+  readonly listFiles: (
+    tenantId: string,
+    agentId: string | undefined,
+    spaceId: string | null
+  ) => Effect.Effect<ReadonlyArray<FileRow>, SqlError>
+  /** The tenant's file (of an agent of space `spaceId`, when given). */
+  readonly findFile: (
+    tenantId: string,
+    fileId: string,
+    spaceId: string | null
+  ) => Effect.Effect<FileRow | undefined, SqlError>
+  /**
+   * Deletes a file and (by cascade) its chunks; false when it is not the
+   * tenant's (or not of an agent of space `spaceId`, when given).
+   */
+  readonly deleteFile: (tenantId: string, fileId: string, spaceId: string | null) => Effect.Effect<boolean, SqlError>
   /**
    * Takes up to `limit` due files off the queue — pending ones whose time has
    * come and processing ones whose lease expired (a worker died) — marking
@@ -220,6 +236,14 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
       const sql = yield* SqlClient.SqlClient
       const capabilities = yield* SearchCapabilities
       const columns = sql.literal(fileColumns)
+      /**
+       * The space binding of a statement on knowledge_files (Access/SpaceBinding.ts): with a space, only the files of
+       * its agents — part of the statement, so a bound key costs no read of its space's agents first.
+       */
+      const inSpace = (tenantId: string, spaceId: string | null) =>
+        spaceId === null
+          ? sql``
+          : sql` AND agent_id IN (SELECT id FROM agents WHERE tenant_id = ${tenantId} AND space_id = ${spaceId})`
 
       const storeChunks = (model: string, chunks: ReadonlyArray<FileChunk>) => {
         if (chunks.length === 0) return Effect.void
@@ -348,22 +372,26 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
             return row
           }))
         },
-        listFiles: (tenantId, agentId) =>
-          agentId === undefined
-            ? sql<
-              FileRow
-            >`SELECT ${columns} FROM knowledge_files WHERE tenant_id = ${tenantId} ORDER BY uploaded_at, id`
-            : sql<FileRow>`
-                SELECT ${columns} FROM knowledge_files
-                WHERE tenant_id = ${tenantId} AND agent_id = ${agentId} ORDER BY uploaded_at, id`,
-        findFile: (tenantId, fileId) =>
+        listFiles: (tenantId, agentId, spaceId) =>
+          sql<FileRow>`
+            SELECT ${columns} FROM knowledge_files
+            WHERE tenant_id = ${tenantId}${agentId === undefined ? sql`` : sql` AND agent_id = ${agentId}`}${
+            inSpace(tenantId, spaceId)
+          }
+            ORDER BY uploaded_at, id`,
+        findFile: (tenantId, fileId, spaceId) =>
           Effect.map(
-            sql<FileRow>`SELECT ${columns} FROM knowledge_files WHERE tenant_id = ${tenantId} AND id = ${fileId}`,
+            sql<FileRow>`
+              SELECT ${columns} FROM knowledge_files
+              WHERE tenant_id = ${tenantId} AND id = ${fileId}${inSpace(tenantId, spaceId)}`,
             (rows) => rows[0]
           ),
-        deleteFile: (tenantId, fileId) =>
+        deleteFile: (tenantId, fileId, spaceId) =>
           Effect.map(
-            sql`DELETE FROM knowledge_files WHERE tenant_id = ${tenantId} AND id = ${fileId} RETURNING id`,
+            sql`
+              DELETE FROM knowledge_files
+              WHERE tenant_id = ${tenantId} AND id = ${fileId}${inSpace(tenantId, spaceId)}
+              RETURNING id`,
             (rows) => rows.length > 0
           ),
         claimDue: (limit, lease, inlineContentBytes) =>
