@@ -2,8 +2,8 @@
  * Usage of a tenant over the last 24 hours, 7 days or 30 days (spec: GET
  * /v1/usage): chat messages (user and agent), the tokens the models consumed
  * (stored with each agent message: the provider's usage fields or the
- * embedded model's own count), and successful action executions (issue #4's
- * `action_executions`), in total and per space. An execution counts toward a
+ * embedded model's own count), and successful action executions
+ * (`action_executions`), in total and per space. An execution counts toward a
  * space through its chat; direct executions count in the total only. A
  * space-bound key (Access/SpaceBinding.ts) sees its space only: the totals
  * are that space's, its direct executions those of keys bound to it.
@@ -47,12 +47,6 @@ export class UsageReport extends Context.Service<UsageReport, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      /** Whether issue #4's table exists (it arrives with its own migration). */
-      const executionsTable = Effect.map(
-        sql<{ present: boolean }>`SELECT to_regclass('action_executions') IS NOT NULL AS present`,
-        (rows) => rows[0]?.present === true
-      )
-
       const report = Effect.fn("UsageReport.report")(function*(input: {
         readonly tenantId: string
         readonly spaceId?: string | null | undefined
@@ -61,14 +55,6 @@ export class UsageReport extends Context.Service<UsageReport, {
         const to = new Date()
         const from = new Date(to.getTime() - periodMillis[input.period])
         // No upper bound in the queries: `to` has millisecond precision, the database's timestamps microseconds.
-        const withExecutions = yield* executionsTable
-        const executionsBySpace = withExecutions
-          ? sql`
-              SELECT c.space_id, count(*)::int AS executions
-              FROM action_executions e JOIN chats c ON c.id::text = e.chat_id AND c.tenant_id = e.tenant_id
-              WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
-              GROUP BY c.space_id`
-          : sql`SELECT NULL::uuid AS space_id, 0 AS executions WHERE false`
         const spaces = yield* sql<SpaceCounts>`
           WITH messages AS (
             SELECT c.space_id, count(*)::int AS messages,
@@ -77,7 +63,12 @@ export class UsageReport extends Context.Service<UsageReport, {
             FROM chat_messages m JOIN chats c ON c.id = m.chat_id
             WHERE m.tenant_id = ${input.tenantId} AND m.created_at >= ${from}
             GROUP BY c.space_id
-          ), executions AS (${executionsBySpace})
+          ), executions AS (
+            SELECT c.space_id, count(*)::int AS executions
+            FROM action_executions e JOIN chats c ON c.id::text = e.chat_id AND c.tenant_id = e.tenant_id
+            WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
+            GROUP BY c.space_id
+          )
           SELECT s.id AS space_id, s.code AS space_code,
                  coalesce(m.messages, 0) AS messages, coalesce(m.tokens_input, 0) AS tokens_input,
                  coalesce(m.tokens_output, 0) AS tokens_output, coalesce(e.executions, 0) AS executions
@@ -86,9 +77,7 @@ export class UsageReport extends Context.Service<UsageReport, {
           LEFT JOIN executions e ON e.space_id = s.id
           WHERE s.tenant_id = ${input.tenantId} AND ${input.spaceId == null ? sql`true` : sql`s.id = ${input.spaceId}`}
           ORDER BY s.created_at, s.id`
-        const executions = !withExecutions
-          ? 0
-          : input.spaceId == null
+        const executions = input.spaceId == null
           ? (yield* sql<{ n: number }>`
               SELECT count(*)::int AS n FROM action_executions
               WHERE tenant_id = ${input.tenantId} AND success AND created_at >= ${from}`)[0].n
