@@ -1,11 +1,12 @@
 /**
  * The SSE body of a chat turn (Chat/ChatHttp.ts `sseBody`): the events in
  * order as `data:` frames, a heartbeat while the turn is quiet, `[DONE]`
- * last, and the events a turn has ready leaving together in one write.
+ * last, the events a turn has ready leaving together in one write, and a
+ * turn cut short when the client leaves.
  */
 import type { Chat } from "@agent-platform/domain"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
+import { Deferred, Effect, Fiber, Ref, Stream } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import { sseBody } from "../src/Chat/ChatHttp.ts"
 
@@ -22,13 +23,10 @@ const writes = (body: Stream.Stream<Uint8Array>) =>
 describe("sseBody", () => {
   it.effect("sends the events as data: frames in order, then [DONE]; ready events leave in one write", () =>
     Effect.gen(function*() {
-      // As a turn produces them: one event at a time, each offered once the last was taken (ChatEngine).
-      const events = Stream.callback<Chat.ChatEvent>((queue) =>
-        Effect.andThen(
-          Effect.forEach([info, ...words.map((text) => ({ text }))], (event) => Queue.offer(queue, event)),
-          Queue.end(queue)
-        ), { bufferSize: 1 })
-      const body = yield* writes(sseBody(events))
+      // As a turn produces them: one event at a time, each handed over once the last was taken (ChatEngine).
+      const turn = (emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
+        Effect.forEach([info, ...words.map((text) => ({ text }))], emit, { discard: true })
+      const body = yield* writes(sseBody(turn))
       assert.strictEqual(
         body.join(""),
         [info, ...words.map((text) => ({ text }))].map((event) => `data: ${JSON.stringify(event)}\n\n`).join("") +
@@ -42,13 +40,11 @@ describe("sseBody", () => {
   it.effect("sends a heartbeat comment every 15 s while the turn is quiet, and none once it ended", () =>
     Effect.gen(function*() {
       const resume = yield* Deferred.make<void>()
-      const events = Stream.concat(
-        Stream.make(info),
-        Stream.fromEffect(Effect.as(Deferred.await(resume), { text: "Hello." } as Chat.ChatEvent))
-      )
+      const turn = (emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
+        emit(info).pipe(Effect.andThen(Deferred.await(resume)), Effect.andThen(emit({ text: "Hello." })))
       const received: Array<string> = []
       const client = yield* Effect.forkChild(
-        Stream.runForEach(sseBody(events), (frame) => Effect.sync(() => received.push(decoder.decode(frame))))
+        Stream.runForEach(sseBody(turn), (frame) => Effect.sync(() => received.push(decoder.decode(frame))))
       )
       yield* TestClock.adjust("14 seconds")
       assert.deepStrictEqual(received, [`data: ${JSON.stringify(info)}\n\n`])
@@ -61,5 +57,25 @@ describe("sseBody", () => {
       assert.deepStrictEqual(received.slice(3), [`data: ${JSON.stringify({ text: "Hello." })}\n\n`, "data: [DONE]\n\n"])
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(received.length, 5)
+    }))
+
+  it.effect("a client that leaves interrupts the turn: it stops producing, and its finalizer runs", () =>
+    Effect.gen(function*() {
+      const produced = yield* Ref.make(0)
+      const finished = yield* Deferred.make<void>()
+      // A turn that would speak forever.
+      const turn = (emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
+        Effect.forever(Effect.andThen(emit({ text: "word " }), Ref.update(produced, (n) => n + 1))).pipe(
+          Effect.ensuring(Deferred.succeed(finished, undefined))
+        )
+      // The client reads three writes and leaves.
+      const read = yield* Stream.runCollect(Stream.take(sseBody(turn), 3))
+      assert.strictEqual(read.length, 3)
+      yield* Deferred.await(finished)
+      const count = yield* Ref.get(produced)
+      // Held back by the response's buffer: at most its 64 frames beyond what the client read.
+      assert.isAtMost(count, 3 + 64 + 1)
+      yield* Effect.yieldNow
+      assert.strictEqual(yield* Ref.get(produced), count)
     }))
 })

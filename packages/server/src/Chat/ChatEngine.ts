@@ -55,11 +55,21 @@ export interface SendInput {
   readonly channel?: "chat" | "room" | undefined
 }
 
+/** What a turn hands each event to; the turn's next event waits for it. */
+export type Emit = (event: Chat.ChatEvent) => Effect.Effect<void>
+
 export interface ChatTurn {
   readonly chatId: string
   readonly agentId: string
   readonly agentName: string
-  /** The turn's events; runs the turn when consumed (once). Never fails. */
+  /**
+   * Runs the turn (once), handing each event to `emit` as it is produced, and
+   * stores the agent's message when it ends however it ends: what `emit` took
+   * is what is stored. Never fails. The SSE response runs it with an `emit`
+   * that frames the event into the response's buffer (ChatHttp.ts).
+   */
+  readonly run: (emit: Emit) => Effect.Effect<void>
+  /** {@link run} as a stream, in lockstep with its consumer: runs the turn when consumed (once). Never fails. */
   readonly events: Stream.Stream<Chat.ChatEvent>
 }
 
@@ -216,11 +226,13 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           opening,
           channel: input.channel
         }
+        const run = runTurn(turn)
         return {
           chatId: chat.id,
           agentId: agent.id,
           agentName: agent.name,
-          events: turnEvents(turn)
+          run,
+          events: turnEvents(run)
         } satisfies ChatTurn
       })
 
@@ -254,8 +266,8 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           return route.agent
         })
 
-      /** The turn's event stream, storing the agent's message when it ends. */
-      const turnEvents = (turn: TurnContext): Stream.Stream<Chat.ChatEvent> => {
+      /** Runs the turn, handing its events to `emit`, and stores the agent's message when it ends. */
+      const runTurn = (turn: TurnContext) => (emit: Emit): Effect.Effect<void> => {
         const meter = makeMeter()
         let delivered = ""
         const persist = Effect.suspend(() => {
@@ -278,29 +290,29 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           Effect.catchCause((cause) => Effect.logError("could not store the agent's message", cause)),
           Effect.asVoid
         )
-        return Stream.callback<Chat.ChatEvent>(
-          (queue) =>
-            runner.run(turn, meter, (event) => Queue.offer(queue, event)).pipe(
-              Effect.catchCause((cause) =>
-                Cause.hasInterruptsOnly(cause)
-                  ? Effect.interrupt
-                  : Effect.logWarning("chat turn failed", cause).pipe(
-                    Effect.andThen(Queue.offer(queue, { type: "error", error: describeFailure(cause) }))
-                  )
-              ),
-              Effect.ensuring(Queue.end(queue))
-            ),
-          // Lockstep with the consumer: what is stored is what was sent, give or take one event.
-          { bufferSize: 1, strategy: "suspend" }
-        ).pipe(
-          Stream.tap((event) =>
-            Effect.sync(() => {
-              if ("text" in event) delivered += event.text
-            })
+        // What `emit` took is what was said: a text event counts once it is handed over.
+        const handOver = (event: Chat.ChatEvent) =>
+          "text" in event
+            ? Effect.andThen(emit(event), Effect.sync(() => (delivered += event.text)))
+            : emit(event)
+        return runner.run(turn, meter, handOver).pipe(
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.interrupt
+              : Effect.logWarning("chat turn failed", cause).pipe(
+                Effect.andThen(emit({ type: "error", error: describeFailure(cause) }))
+              )
           ),
-          Stream.onExit(() => Effect.andThen(turn.opening.announced, persist))
+          Effect.ensuring(Effect.andThen(turn.opening.announced, persist))
         )
       }
+
+      /** A turn's {@link runTurn} as a stream in lockstep with its consumer: what is stored is what was taken. */
+      const turnEvents = (run: (emit: Emit) => Effect.Effect<void>): Stream.Stream<Chat.ChatEvent> =>
+        Stream.callback<Chat.ChatEvent>(
+          (queue) => run((event) => Effect.asVoid(Queue.offer(queue, event))).pipe(Effect.ensuring(Queue.end(queue))),
+          { bufferSize: 1, strategy: "suspend" }
+        )
 
       return ChatEngine.of({ send })
     })

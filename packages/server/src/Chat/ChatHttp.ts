@@ -5,14 +5,14 @@
  * `{type: "error"}` event. A client that disconnects interrupts the turn; the
  * engine keeps what was said so far.
  */
-import { Api, type Chat } from "@agent-platform/domain"
-import { Effect, Queue, Stream } from "effect"
+import { Api } from "@agent-platform/domain"
+import { Duration, Effect, Queue, Stream } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { boundSpace } from "../Access/SpaceBinding.ts"
 import { currentKey } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
-import { ChatEngine } from "./ChatEngine.ts"
+import { ChatEngine, type Emit } from "./ChatEngine.ts"
 import { ChatHistory } from "./ChatHistory.ts"
 import { UsageReport } from "./UsageReport.ts"
 
@@ -21,7 +21,7 @@ const encoder = new TextEncoder()
 /** One SSE event carrying `data`. */
 export const sseData = (data: string) => encoder.encode(`data: ${data}\n\n`)
 
-export const heartbeatInterval = "15 seconds"
+export const heartbeatInterval = Duration.seconds(15)
 
 /** Frames buffered between a turn and its response at most. */
 const bufferSize = 64
@@ -31,25 +31,25 @@ const done = sseData("[DONE]")
 
 /**
  * The SSE body of a turn: its events, a heartbeat after every
- * `heartbeatInterval` the turn runs, then `[DONE]`. A pump takes the turn's
- * events as they come into a buffer the response drains: the events a turn
- * produced while the last write went out leave together in the next one. An
- * answer of 30 tokens from the embedded model is three writes, not 30.
- * A client that reads slower than the turn speaks holds the turn back once
- * `bufferSize` frames wait; a turn cut short (the client left) stores what
- * the pump took (ChatEngine), which is at most that many frames more than
- * what Node took — less than its socket buffers hold anyway.
+ * `heartbeatInterval` the turn runs, then `[DONE]`. The turn runs inside the
+ * body (ChatEngine `run`) and frames each event straight into the buffer the
+ * response drains: the events a turn produced while the last write went out
+ * leave together in the next one. An answer of 30 tokens from the embedded
+ * model is three writes, not 30. A client that reads slower than the turn
+ * speaks holds the turn back once `bufferSize` frames wait; a turn cut short
+ * (the client left) stores what it handed to the buffer, which is at most
+ * that many frames more than what Node took — less than its socket buffers
+ * hold anyway. One buffer and one fiber per response, not a second stream in
+ * lockstep between the turn and the buffer: that layer cost a chat in a burst
+ * of 200 more CPU than everything else between the request and its first event.
  */
-export const sseBody = (events: Stream.Stream<Chat.ChatEvent>): Stream.Stream<Uint8Array> =>
+export const sseBody = (run: (emit: Emit) => Effect.Effect<void>): Stream.Stream<Uint8Array> =>
   Stream.callback<Uint8Array>((queue) =>
     Effect.gen(function*() {
       yield* Effect.forkScoped(
         Effect.forever(Effect.andThen(Effect.sleep(heartbeatInterval), Queue.offer(queue, heartbeat)))
       )
-      yield* Stream.runForEachArray(
-        events,
-        (chunk) => Queue.offerAll(queue, chunk.map((event) => sseData(JSON.stringify(event))))
-      )
+      yield* run((event) => Effect.asVoid(Queue.offer(queue, sseData(JSON.stringify(event)))))
       yield* Queue.offer(queue, done)
       yield* Queue.end(queue)
     }), { bufferSize })
@@ -69,7 +69,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", (handlers) =>
             message: payload.message,
             history: payload.history
           })
-          return HttpServerResponse.stream(sseBody(turn.events), {
+          return HttpServerResponse.stream(sseBody(turn.run), {
             contentType: "text/event-stream",
             headers: {
               "cache-control": "no-cache",

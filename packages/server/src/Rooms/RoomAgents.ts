@@ -16,7 +16,7 @@
  * stop with the service.
  */
 import type { UserPrincipal } from "@agent-platform/domain"
-import { Context, Deferred, Effect, FiberSet, Layer, Stream } from "effect"
+import { Context, Deferred, Effect, FiberSet, Layer } from "effect"
 import { identifierWords } from "../Ai/Words.ts"
 import { ChatEngine } from "../Chat/ChatEngine.ts"
 import { ChatRepo } from "../Chat/ChatRepo.ts"
@@ -97,8 +97,8 @@ export class RoomAgents extends Context.Service<RoomAgents, {
             storedMessageSeq: seq,
             channel: "room"
           })
-          // The engine stores the agent's message when its stream ends.
-          yield* Stream.runDrain(started.events)
+          // The engine stores the agent's message when the turn ends.
+          yield* started.run(() => Effect.void)
           const pending = yield* chats.pendingAction(caller.tenantId, room.chat_id)
           if (pending !== undefined) {
             // The agent and the person its question was put to: another participant's turn leaves them waiting.
