@@ -38,6 +38,7 @@ import { ChatEngine } from "./Chat/ChatEngine.ts"
 import { ChatHistory } from "./Chat/ChatHistory.ts"
 import { ChatHttp, UsageHttp } from "./Chat/ChatHttp.ts"
 import { ChatLive } from "./Chat/ChatLive.ts"
+import { SseHeartbeats } from "./Chat/SseHeartbeats.ts"
 import { UsageReport } from "./Chat/UsageReport.ts"
 import { Compliance } from "./Compliance/Compliance.ts"
 import { ComplianceHttp } from "./Compliance/ComplianceHttp.ts"
@@ -173,7 +174,7 @@ export const HandlersLive = Layer.mergeAll(
   handlersOn(AgentLists, Agents, ApiKeyAuth)(AgentsHttp),
   handlersOn(ApiKeyAuth, KnowledgeFiles)(KnowledgeHttp),
   handlersOn(ActionCatalog, ActionRunner, ApiKeyAuth)(ActionsHttp),
-  handlersOn(ApiKeyAuth, ChatEngine, ChatHistory)(ChatHttp),
+  handlersOn(ApiKeyAuth, ChatEngine, ChatHistory, SseHeartbeats)(ChatHttp),
   handlersOn(ApiKeyAuth, UsageReport)(UsageHttp),
   handlersOn(ScimAuth, ScimGroups, ScimUsers, ServerConfig)(ScimHttp),
   handlersOn(Rooms, SessionAuth, WarRoomsEnabled)(RoomsHttp),

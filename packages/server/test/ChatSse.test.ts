@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Ref, Stream } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import { sseBody } from "../src/Chat/ChatHttp.ts"
+import { SseHeartbeats } from "../src/Chat/SseHeartbeats.ts"
 
 const decoder = new TextDecoder()
 const info: Chat.ChatEvent = { type: "agent_info", agent_id: "a", agent_name: "Helper", chat_id: "c" }
@@ -23,10 +24,11 @@ const writes = (body: Stream.Stream<Uint8Array>) =>
 describe("sseBody", () => {
   it.effect("sends the events as data: frames in order, then [DONE]; ready events leave in one write", () =>
     Effect.gen(function*() {
+      const heartbeats = yield* SseHeartbeats
       // As a turn produces them: one event at a time, each handed over once the last was taken (ChatEngine).
       const turn = (emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
         Effect.forEach([info, ...words.map((text) => ({ text }))], emit, { discard: true })
-      const body = yield* writes(sseBody(turn))
+      const body = yield* writes(sseBody(heartbeats, turn))
       assert.strictEqual(
         body.join(""),
         [info, ...words.map((text) => ({ text }))].map((event) => `data: ${JSON.stringify(event)}\n\n`).join("") +
@@ -35,16 +37,17 @@ describe("sseBody", () => {
       // Five events produced in a row: one write carries them all (a write per event took five).
       assert.isAtMost(body.length, 2)
       assert.include(body[0], "days.")
-    }))
+    }).pipe(Effect.provide(SseHeartbeats.layer)))
 
   it.effect("sends a heartbeat comment every 15 s while the turn is quiet, and none once it ended", () =>
     Effect.gen(function*() {
+      const heartbeats = yield* SseHeartbeats
       const resume = yield* Deferred.make<void>()
       const turn = (emit: (event: Chat.ChatEvent) => Effect.Effect<void>) =>
         emit(info).pipe(Effect.andThen(Deferred.await(resume)), Effect.andThen(emit({ text: "Hello." })))
       const received: Array<string> = []
       const client = yield* Effect.forkChild(
-        Stream.runForEach(sseBody(turn), (frame) => Effect.sync(() => received.push(decoder.decode(frame))))
+        Stream.runForEach(sseBody(heartbeats, turn), (frame) => Effect.sync(() => received.push(decoder.decode(frame))))
       )
       yield* TestClock.adjust("14 seconds")
       assert.deepStrictEqual(received, [`data: ${JSON.stringify(info)}\n\n`])
@@ -57,10 +60,11 @@ describe("sseBody", () => {
       assert.deepStrictEqual(received.slice(3), [`data: ${JSON.stringify({ text: "Hello." })}\n\n`, "data: [DONE]\n\n"])
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(received.length, 5)
-    }))
+    }).pipe(Effect.provide(SseHeartbeats.layer)))
 
   it.effect("a client that leaves interrupts the turn: it stops producing, and its finalizer runs", () =>
     Effect.gen(function*() {
+      const heartbeats = yield* SseHeartbeats
       const produced = yield* Ref.make(0)
       const finished = yield* Deferred.make<void>()
       // A turn that would speak forever.
@@ -69,7 +73,7 @@ describe("sseBody", () => {
           Effect.ensuring(Deferred.succeed(finished, undefined))
         )
       // The client reads three writes and leaves.
-      const read = yield* Stream.runCollect(Stream.take(sseBody(turn), 3))
+      const read = yield* Stream.runCollect(Stream.take(sseBody(heartbeats, turn), 3))
       assert.strictEqual(read.length, 3)
       yield* Deferred.await(finished)
       const count = yield* Ref.get(produced)
@@ -77,5 +81,5 @@ describe("sseBody", () => {
       assert.isAtMost(count, 3 + 64 + 1)
       yield* Effect.yieldNow
       assert.strictEqual(yield* Ref.get(produced), count)
-    }))
+    }).pipe(Effect.provide(SseHeartbeats.layer)))
 })

@@ -6,7 +6,7 @@
  * engine keeps what was said so far.
  */
 import { Api } from "@agent-platform/domain"
-import { Duration, Effect, Queue, Stream } from "effect"
+import { Effect, Queue, Stream } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { boundSpace } from "../Access/SpaceBinding.ts"
@@ -14,6 +14,7 @@ import { currentKey } from "../Auth/CurrentUser.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { ChatEngine, type Emit } from "./ChatEngine.ts"
 import { ChatHistory } from "./ChatHistory.ts"
+import { SseHeartbeats } from "./SseHeartbeats.ts"
 import { UsageReport } from "./UsageReport.ts"
 
 const encoder = new TextEncoder()
@@ -21,43 +22,43 @@ const encoder = new TextEncoder()
 /** One SSE event carrying `data`. */
 export const sseData = (data: string) => encoder.encode(`data: ${data}\n\n`)
 
-export const heartbeatInterval = Duration.seconds(15)
-
 /** Frames buffered between a turn and its response at most. */
 const bufferSize = 64
 
-const heartbeat = encoder.encode(": ping\n\n")
 const done = sseData("[DONE]")
 
 /**
- * The SSE body of a turn: its events, a heartbeat after every
- * `heartbeatInterval` the turn runs, then `[DONE]`. The turn runs inside the
- * body (ChatEngine `run`) and frames each event straight into the buffer the
- * response drains: the events a turn produced while the last write went out
- * leave together in the next one. An answer of 30 tokens from the embedded
- * model is three writes, not 30. A client that reads slower than the turn
- * speaks holds the turn back once `bufferSize` frames wait; a turn cut short
- * (the client left) stores what it handed to the buffer, which is at most
- * that many frames more than what Node took — less than its socket buffers
- * hold anyway. One buffer and one fiber per response, not a second stream in
- * lockstep between the turn and the buffer: that layer cost a chat in a burst
- * of 200 more CPU than everything else between the request and its first event.
+ * The SSE body of a turn: its events, a heartbeat at each of the process's
+ * 15-second ticks while the turn runs (SseHeartbeats), then `[DONE]`. The turn
+ * runs inside the body (ChatEngine `run`) and frames each event straight into
+ * the buffer the response drains: the events a turn produced while the last
+ * write went out leave together in the next one. An answer of 30 tokens from
+ * the embedded model is three writes, not 30. A client that reads slower
+ * than the turn speaks holds the turn back once `bufferSize` frames wait; a
+ * turn cut short (the client left) stores what it handed to the buffer, which
+ * is at most that many frames more than what Node took — less than its socket
+ * buffers hold anyway. One buffer and one fiber per response, not a second
+ * stream in lockstep between the turn and the buffer: that layer cost a chat
+ * in a burst of 200 about a tenth of its CPU.
  */
-export const sseBody = (run: (emit: Emit) => Effect.Effect<void>): Stream.Stream<Uint8Array> =>
+export const sseBody = (
+  heartbeats: SseHeartbeats["Service"],
+  run: (emit: Emit) => Effect.Effect<void>
+): Stream.Stream<Uint8Array> =>
   Stream.callback<Uint8Array>((queue) =>
-    Effect.gen(function*() {
-      yield* Effect.forkScoped(
-        Effect.forever(Effect.andThen(Effect.sleep(heartbeatInterval), Queue.offer(queue, heartbeat)))
+    heartbeats.beating(
+      queue,
+      Effect.andThen(
+        run((event) => Effect.asVoid(Queue.offer(queue, sseData(JSON.stringify(event))))),
+        Queue.offer(queue, done)
       )
-      yield* run((event) => Effect.asVoid(Queue.offer(queue, sseData(JSON.stringify(event)))))
-      yield* Queue.offer(queue, done)
-      yield* Queue.end(queue)
-    }), { bufferSize })
+    ).pipe(Effect.andThen(Queue.end(queue))), { bufferSize })
 
 export const ChatHttp = HttpApiBuilder.group(Api, "chat", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* ChatEngine
     const history = yield* ChatHistory
+    const heartbeats = yield* SseHeartbeats
     return handlers
       .handle("completions", ({ payload }) =>
         Effect.gen(function*() {
@@ -69,7 +70,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", (handlers) =>
             message: payload.message,
             history: payload.history
           })
-          return HttpServerResponse.stream(sseBody(turn.run), {
+          return HttpServerResponse.stream(sseBody(heartbeats, turn.run), {
             contentType: "text/event-stream",
             headers: {
               "cache-control": "no-cache",

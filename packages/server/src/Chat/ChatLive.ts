@@ -9,10 +9,12 @@ import { ChatHistory } from "./ChatHistory.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatWrites } from "./ChatWrites.ts"
 import { Router } from "./Router.ts"
+import { SseHeartbeats } from "./SseHeartbeats.ts"
 import { UsageReport } from "./UsageReport.ts"
 
-export const ChatLive = Layer.mergeAll(ChatEngine.layer, ChatHistory.layer, UsageReport.layer).pipe(
-  Layer.provideMerge(Router.layer),
-  Layer.provideMerge(ChatWrites.layer),
-  Layer.provide(ChatRepo.layer)
-)
+export const ChatLive = Layer.mergeAll(ChatEngine.layer, ChatHistory.layer, UsageReport.layer, SseHeartbeats.layer)
+  .pipe(
+    Layer.provideMerge(Router.layer),
+    Layer.provideMerge(ChatWrites.layer),
+    Layer.provide(ChatRepo.layer)
+  )
