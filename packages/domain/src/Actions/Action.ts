@@ -1,5 +1,6 @@
 /** Action schemas (spec: "Action (catalog entry)", "ActionResponse"). */
 import { Schema } from "effect"
+import { AnswerError } from "../AnswerError.ts"
 import { StorableString } from "../Text.ts"
 
 export const ParameterType = Schema.Literals(["string", "number", "integer", "boolean", "object", "array"])
@@ -74,7 +75,7 @@ export type ActionResponse = typeof ActionResponse.Type
  * circuit), or, with an unbound key, the action does not exist (spec rules 4–5).
  * The body is an ActionResponse with `success: false`.
  */
-export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFailed", responseFields, {
+export class ActionFailed extends AnswerError<ActionFailed>()("ActionFailed", responseFields, {
   httpApiStatus: 502,
   description: "ActionResponse with success false: the remote call failed, or the action does not exist (unbound key)."
 }) {}

@@ -4,6 +4,7 @@
  * unknown routes, 405, 413, 415), is this body in `application/scim+json`.
  */
 import { Schema } from "effect"
+import { AnswerError } from "../AnswerError.ts"
 
 export const ErrorUrn = "urn:ietf:params:scim:api:messages:2.0:Error"
 
@@ -38,7 +39,7 @@ export const scimError = (status: number, detail: string, scimType?: ScimType) =
 })
 
 /** 400: invalid filter, syntax, value, path or mutability (`scimType` says which). */
-export class ScimBadRequest extends Schema.TaggedError<ScimBadRequest>()("ScimBadRequest", fields, {
+export class ScimBadRequest extends AnswerError<ScimBadRequest>()("ScimBadRequest", fields, {
   httpApiStatus: 400,
   description:
     "The request is invalid; `scimType` is invalidFilter, invalidSyntax, invalidValue, invalidPath, noTarget, mutability or tooMany."
@@ -47,13 +48,13 @@ export class ScimBadRequest extends Schema.TaggedError<ScimBadRequest>()("ScimBa
 }
 
 /** 401: no valid API key. */
-export class ScimUnauthorized extends Schema.TaggedError<ScimUnauthorized>()("ScimUnauthorized", fields, {
+export class ScimUnauthorized extends AnswerError<ScimUnauthorized>()("ScimUnauthorized", fields, {
   httpApiStatus: 401,
   description: "Missing, invalid or revoked API key."
 }) {}
 
 /** 403: the key lacks the `scim` scope, or its owner may not change this user. */
-export class ScimForbidden extends Schema.TaggedError<ScimForbidden>()("ScimForbidden", fields, {
+export class ScimForbidden extends AnswerError<ScimForbidden>()("ScimForbidden", fields, {
   httpApiStatus: 403,
   description:
     "The API key lacks the `scim` scope, or the key's owner may not change this user (an r_admin's key cannot change an r_superadmin)."
@@ -62,7 +63,7 @@ export class ScimForbidden extends Schema.TaggedError<ScimForbidden>()("ScimForb
 }
 
 /** 404: no such resource in the tenant (another tenant's ids answer the same). */
-export class ScimNotFound extends Schema.TaggedError<ScimNotFound>()("ScimNotFound", fields, {
+export class ScimNotFound extends AnswerError<ScimNotFound>()("ScimNotFound", fields, {
   httpApiStatus: 404,
   description: "The resource does not exist or belongs to another tenant."
 }) {
@@ -70,7 +71,7 @@ export class ScimNotFound extends Schema.TaggedError<ScimNotFound>()("ScimNotFou
 }
 
 /** 409: a userName, email or group displayName is taken (`scimType: uniqueness`). */
-export class ScimConflict extends Schema.TaggedError<ScimConflict>()("ScimConflict", fields, {
+export class ScimConflict extends AnswerError<ScimConflict>()("ScimConflict", fields, {
   httpApiStatus: 409,
   description: "A unique attribute is already taken (scimType uniqueness)."
 }) {
@@ -78,24 +79,22 @@ export class ScimConflict extends Schema.TaggedError<ScimConflict>()("ScimConfli
 }
 
 /** 412: `If-Match` names a version the resource no longer has. */
-export class ScimPreconditionFailed
-  extends Schema.TaggedError<ScimPreconditionFailed>()("ScimPreconditionFailed", fields, {
-    httpApiStatus: 412,
-    description: "If-Match does not match the resource's current version: read it again and retry."
-  })
-{
+export class ScimPreconditionFailed extends AnswerError<ScimPreconditionFailed>()("ScimPreconditionFailed", fields, {
+  httpApiStatus: 412,
+  description: "If-Match does not match the resource's current version: read it again and retry."
+}) {
   static readonly of = (detail: string) => new ScimPreconditionFailed(scimError(412, detail))
 }
 
 /** 429: the key's rate limit is exceeded; `Retry-After` says when to retry. */
-export class ScimRateLimited extends Schema.TaggedError<ScimRateLimited>()("ScimRateLimited", fields, {
+export class ScimRateLimited extends AnswerError<ScimRateLimited>()("ScimRateLimited", fields, {
   httpApiStatus: 429,
   description:
     "Rate limit exceeded (300 requests per minute per key, or the key's own limit); retry after `Retry-After` seconds."
 }) {}
 
 /** 501: kept for groups a later release builds (SCIM itself is built). */
-export class ScimNotImplemented extends Schema.TaggedError<ScimNotImplemented>()("ScimNotImplemented", fields, {
+export class ScimNotImplemented extends AnswerError<ScimNotImplemented>()("ScimNotImplemented", fields, {
   httpApiStatus: 501,
   description: "Not implemented by this release."
 }) {}
