@@ -5,9 +5,9 @@
  * `ChatEvent`s: `agent_info` first, text tokens in
  * order, a `system_alert` and an `action_result` card per action run, a
  * `parameter_form` when an action lacks parameters, and an `error` event if
- * the turn fails after it started. The stream itself never fails.
+ * the turn fails after it started. The turn itself never fails.
  *
- * The stream announces its agent and chat before the new chat and the user's
+ * The turn announces its agent and chat before the new chat and the user's
  * message are stored (ChatWrites.ts: write-behind, batched with concurrent
  * chats by ChatRepo), and waits for them before its next event. The writes
  * start once the chats being opened around this one are announced
@@ -15,7 +15,7 @@
  * queueing behind each other's inserts — on the embedded database they run on
  * the same event loop —, and the message is stored even if the client goes away.
  *
- * The agent's message is stored when the stream ends however it ends —
+ * The agent's message is stored when the turn ends however it ends —
  * completed, failed, or interrupted because the client went away — with the
  * text produced so far and the turn's token usage (the model's own counts;
  * estimated with the embedded tokenizer for a round cut short or a provider
