@@ -9,9 +9,9 @@
  * rule 2.)
  *
  * Decided by {@link boundSpace}; each endpoint applies it where it reads or
- * writes the resource — in the statement where it can (the agents list and
- * detail, the knowledge files, the usage totals, the runnable actions), else
- * on the row it read (a chat, a space named in a request)
+ * writes the resource — in the statement where it can (the agents list, the
+ * knowledge files, the usage totals, the runnable actions), else on the row
+ * it read (an agent's detail, a chat, a space named in a request)
  * — so a bound key costs no extra read and what lies outside is not found.
  */
 import type { Principal } from "@agent-platform/domain"

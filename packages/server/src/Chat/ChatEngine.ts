@@ -232,7 +232,10 @@ export class ChatEngine extends Context.Service<ChatEngine, {
           agentId: agent.id,
           agentName: agent.name,
           run,
-          events: turnEvents(run)
+          // Built when asked for: the SSE response runs the turn itself.
+          get events() {
+            return turnEvents(run)
+          }
         } satisfies ChatTurn
       })
 

@@ -11,10 +11,10 @@
  */
 import { Context, Duration, Effect, Layer, Queue } from "effect"
 
-export const heartbeatInterval = Duration.seconds(15)
+const heartbeatInterval = Duration.seconds(15)
 
 /** The SSE comment sent as a heartbeat. */
-export const heartbeat = new TextEncoder().encode(": ping\n\n")
+const heartbeat = new TextEncoder().encode(": ping\n\n")
 
 /** Where a response's frames go: what the heartbeat is offered to. */
 type Frames = Queue.Enqueue<Uint8Array, any>

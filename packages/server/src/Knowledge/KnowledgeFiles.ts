@@ -52,9 +52,8 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
     /** The space the caller is bound to (Access/SpaceBinding.ts `boundSpace`); null or absent for the whole tenant. */
     readonly spaceId?: string | null | undefined
   }) => Effect.Effect<ReadonlyArray<Knowledge.KnowledgeFile>, SqlError>
-  /** A file of the tenant (of an agent of `spaceId`, when given); 404 otherwise. */
   readonly get: (
-    input: { readonly tenantId: string; readonly fileId: string; readonly spaceId?: string | null | undefined }
+    input: { readonly tenantId: string; readonly fileId: string }
   ) => Effect.Effect<Knowledge.KnowledgeFile, Errors.NotFound | SqlError>
   /**
    * Deletes a file and its chunks; 404 for an unknown file, another tenant's,
@@ -137,9 +136,9 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
           agentId !== undefined && !isUuid(agentId)
             ? Effect.succeed([])
             : Effect.map(repo.listFiles(tenantId, agentId, spaceId ?? null), (rows) => rows.map(toKnowledgeFile)),
-        get: ({ fileId, spaceId, tenantId }) =>
+        get: ({ fileId, tenantId }) =>
           isUuid(fileId)
-            ? Effect.flatMap(repo.findFile(tenantId, fileId, spaceId ?? null), (row) =>
+            ? Effect.flatMap(repo.findFile(tenantId, fileId), (row) =>
               row === undefined ? Effect.fail(fileNotFound(fileId)) : Effect.succeed(toKnowledgeFile(row)))
             : Effect.fail(fileNotFound(fileId)),
         remove: ({ fileId, spaceId, tenantId }) =>

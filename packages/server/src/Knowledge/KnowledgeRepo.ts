@@ -172,12 +172,7 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
     agentId: string | undefined,
     spaceId: string | null
   ) => Effect.Effect<ReadonlyArray<FileRow>, SqlError>
-  /** The tenant's file (of an agent of space `spaceId`, when given). */
-  readonly findFile: (
-    tenantId: string,
-    fileId: string,
-    spaceId: string | null
-  ) => Effect.Effect<FileRow | undefined, SqlError>
+  readonly findFile: (tenantId: string, fileId: string) => Effect.Effect<FileRow | undefined, SqlError>
   /**
    * Deletes a file and (by cascade) its chunks; false when it is not the
    * tenant's (or not of an agent of space `spaceId`, when given).
@@ -379,11 +374,9 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
             inSpace(tenantId, spaceId)
           }
             ORDER BY uploaded_at, id`,
-        findFile: (tenantId, fileId, spaceId) =>
+        findFile: (tenantId, fileId) =>
           Effect.map(
-            sql<FileRow>`
-              SELECT ${columns} FROM knowledge_files
-              WHERE tenant_id = ${tenantId} AND id = ${fileId}${inSpace(tenantId, spaceId)}`,
+            sql<FileRow>`SELECT ${columns} FROM knowledge_files WHERE tenant_id = ${tenantId} AND id = ${fileId}`,
             (rows) => rows[0]
           ),
         deleteFile: (tenantId, fileId, spaceId) =>
