@@ -449,6 +449,24 @@ describe("Embedded tokenizer", () => {
     assert.deepStrictEqual(TokenCount.tokenPieces("Hi there."), ["Hi", "there", "."])
   })
 
+  it("counts ASCII text (its own pass) and any other text alike: as many tokens as pieces", () => {
+    const texts = [
+      "Refunds: 14 days (e.g. via card) -- or 30!",
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklm 0123456789012 x",
+      "tabs\tand\r\nline\vbreaks\f  here...",
+      "control\u0001chars\u001fand\u007fdelete\u0000",
+      "trailing word",
+      "Café prices, naïve façades",
+      "ASCII first, then ünïcödé",
+      "日本語のテキスト、句読点。",
+      "",
+      "   "
+    ]
+    for (const text of texts) {
+      assert.strictEqual(TokenCount.countTokens(text), TokenCount.tokenPieces(text).length, JSON.stringify(text))
+    }
+  })
+
   it.effect("is effect's Tokenizer with the same count", () =>
     Effect.gen(function*() {
       const tokens = yield* TokenCount.tokenizer.tokenize("Hello, world!")

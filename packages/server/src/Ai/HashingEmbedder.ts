@@ -14,7 +14,7 @@
  */
 import { Effect, Layer } from "effect"
 import * as EmbeddingModel from "effect/ai/EmbeddingModel"
-import { countTokens } from "./TokenCount.ts"
+import { countTokens, isAsciiSpace } from "./TokenCount.ts"
 import { stem, stopwords, words } from "./Words.ts"
 
 /** The embedder's dimension (also the pgvector index's, see migration 0005). */
@@ -77,8 +77,6 @@ let bigramScratch = new Uint32Array(1024)
 const isAscii = /^[\x00-\x7f]*$/u
 
 /** ASCII whitespace as `\s` matches it: tab, line feed, vertical tab, form feed, carriage return, space. */
-const isAsciiSpace = (c: number) => c === 32 || (c >= 9 && c <= 13)
-
 /**
  * Collects the text's topic terms into `termScratch`: how many, and the
  * text's tokens (`countTokens`), counted while its ASCII words are read.
@@ -193,8 +191,10 @@ const trustedResponse = (vector: Array<number>): EmbeddingModel.EmbedResponse =>
 
 /**
  * The hashing embedder as effect's `EmbeddingModel`; usage counts the inputs'
- * tokens. `embed` calls are batched by effect's resolver; `embedMany` (what
- * ingestion calls) builds its responses directly (`trustedResponse`).
+ * tokens. `embedMany` (what ingestion calls) and `embed` (a chat's query)
+ * build their responses directly (`trustedResponse`); `embed` does not go
+ * through effect's request resolver either: batching concurrent queries into
+ * one call saves a provider round trips, and this embedder has none.
  */
 export const make: Effect.Effect<EmbeddingModel.EmbeddingModel> = Effect.map(
   EmbeddingModel.make({
@@ -207,6 +207,8 @@ export const make: Effect.Effect<EmbeddingModel.EmbeddingModel> = Effect.map(
   (model) =>
     EmbeddingModel.EmbeddingModel.of({
       ...model,
+      embed: (input) =>
+        Effect.sync(() => trustedResponse(embedCounted(input).vector)).pipe(Effect.withSpan("EmbeddingModel.embed")),
       embedMany: (inputs) =>
         Effect.sync(() => {
           const { inputTokens, vectors } = embedAll(inputs)

@@ -60,14 +60,19 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string => {
   return "The agent could not finish its answer because of an internal error."
 }
 
-/** Token usage of a turn across its model calls. */
+/**
+ * Token usage of a turn across its model calls. A call's prompt is counted
+ * only when the model reports no usage for it (a provider that does not, a
+ * call cut short): the embedded model always does.
+ */
 export const makeMeter = () => {
   let input = 0
   let output = 0
-  let open: { promptTokens: number; text: string } | undefined
+  let open: { prompt: Prompt.RawInput; text: string } | undefined
+  const promptTokens = (prompt: Prompt.RawInput) => countPromptTokens(Prompt.make(prompt))
   return {
     start: (prompt: Prompt.RawInput) => {
-      open = { promptTokens: countPromptTokens(Prompt.make(prompt)), text: "" }
+      open = { prompt, text: "" }
     },
     text: (delta: string) => {
       if (open !== undefined) open.text += delta
@@ -79,13 +84,13 @@ export const makeMeter = () => {
       }
     ) => {
       if (open === undefined) return
-      input += usage.inputTokens.total ?? open.promptTokens
+      input += usage.inputTokens.total ?? promptTokens(open.prompt)
       output += usage.outputTokens.total ?? countTokens(open.text)
       open = undefined
     },
     /** The totals, counting a call cut short by its prompt and the text it produced. */
     totals: () => ({
-      input: input + (open?.promptTokens ?? 0),
+      input: input + (open === undefined ? 0 : promptTokens(open.prompt)),
       output: output + (open === undefined ? 0 : countTokens(open.text))
     })
   }

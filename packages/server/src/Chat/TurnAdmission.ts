@@ -44,20 +44,26 @@ export const makeTurnAdmission = (options: {
     const working = yield* Semaphore.make(options.concurrency)
     const settleMs = Duration.toMillis(Duration.fromInputUnsafe(options.settle))
     const maxDeferralMs = Duration.toMillis(Duration.fromInputUnsafe(options.maxDeferral))
-    // The chats being opened, by when. One whose stream never ran (its client
-    // left before the response began) is never announced: older than
-    // `maxDeferral`, an opening no longer counts, and is forgotten.
+    // The chats being opened, by when, oldest first (a Set keeps insertion
+    // order). One whose stream never ran (its client left before the response
+    // began) is never announced: older than `maxDeferral`, an opening no
+    // longer counts, and is forgotten.
     const beingOpened = new Set<{ readonly openedAt: number }>()
     let lastOpenedAt = 0
 
-    /** The chats being opened, `self` aside, forgetting the stale ones. */
+    /**
+     * The chats being opened, `self` aside, forgetting the stale ones. O(1)
+     * amortized, for every chat of a burst asks each time it wakes up to look
+     * for quiet: the stale are at the front (a clock set back can leave one
+     * behind a younger entry, counted until that one goes: at most
+     * `maxDeferral` longer).
+     */
     const othersOpening = (self: { readonly openedAt: number }, now: number) => {
-      let others = 0
       for (const entry of beingOpened) {
-        if (now - entry.openedAt >= maxDeferralMs) beingOpened.delete(entry)
-        else if (entry !== self) others++
+        if (now - entry.openedAt < maxDeferralMs) break
+        beingOpened.delete(entry)
       }
-      return others
+      return beingOpened.size - (beingOpened.has(self) ? 1 : 0)
     }
 
     const opening = Effect.map(Clock.currentTimeMillis, (openedAt): Opening => {

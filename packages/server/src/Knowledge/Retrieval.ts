@@ -106,7 +106,8 @@ export class Retrieval extends Context.Service<Retrieval, {
         vector: ReadonlyArray<number>,
         limit: number
       ) => {
-        const query = `[${vector.map((x) => x.toPrecision(7)).join(",")}]`
+        // Most of a hashed embedding's dimensions are 0: written as such, the literal is a fraction of its size.
+        const query = `[${vector.map((x) => (x === 0 ? "0" : x.toPrecision(7))).join(",")}]`
         // An exact scan of the agents' chunks (knowledge_chunks_agent_idx): the true nearest ones. The distance is
         // not the expression of the HNSW indexes a database migrated before 0017 may still have (`::vector(n)`), so
         // the planner never answers from an approximate index scan.
