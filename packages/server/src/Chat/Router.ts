@@ -37,17 +37,43 @@ export const matchMargin = 0.05
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
+/** How a message names an agent: its handle (`@name`, spaces removed) and its name as words. */
+interface Mention {
+  readonly handle: string
+  readonly asWords: RegExp
+}
+
+/** Agents' mentions by name, compiled once per name (a bounded cache: emptied when full). */
+const mentions = new Map<string, Mention | null>()
+const maxMentions = 4096
+
+/** An agent name's mention, or null for a name without letters or digits (never mentioned). */
+const mentionOf = (name: string): Mention | null => {
+  let mention = mentions.get(name)
+  if (mention === undefined) {
+    const words = identifierWords(name)
+    mention = words.length === 0 ? null : {
+      handle: `@${words.join("")}`,
+      asWords: new RegExp(`(?<![\\p{L}\\p{N}])${words.map(escape).join("[\\s_-]+")}(?![\\p{L}\\p{N}])`, "u")
+    }
+    if (mentions.size >= maxMentions) mentions.clear()
+    mentions.set(name, mention)
+  }
+  return mention
+}
+
 /** The agent a message names: `@name` (spaces optional) or the whole name as words; the longest name wins. */
 export const mentionedAgent = (message: string, agents: ReadonlyArray<AgentRow>): AgentRow | undefined => {
   const text = normalize(message)
   const compact = text.replace(/\s+/g, "")
   let found: AgentRow | undefined
   for (const agent of agents) {
-    const words = identifierWords(agent.name)
-    if (words.length === 0) continue
-    const asWords = new RegExp(`(?<![\\p{L}\\p{N}])${words.map(escape).join("[\\s_-]+")}(?![\\p{L}\\p{N}])`, "u")
-    const asHandle = compact.includes(`@${words.join("")}`)
-    if ((asHandle || asWords.test(text)) && (found === undefined || agent.name.length > found.name.length)) {
+    const mention = mentionOf(agent.name)
+    if (mention === null) continue
+    if (
+      (compact.includes(mention.handle) || mention.asWords.test(text)) &&
+      (found === undefined || agent.name.length > found.name.length)
+    ) {
       found = agent
     }
   }
