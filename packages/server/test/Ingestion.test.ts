@@ -272,6 +272,69 @@ layer(Layer.provideMerge(KnowledgeLive, testServer({ ROLE: "api" })), serverSuit
         assert.deepStrictEqual(yield* files.list({ tenantId, agentId }), [])
         assert.strictEqual((yield* Effect.flip(files.remove({ tenantId, fileId: file_id })))._tag, "NotFound")
       }))
+
+    it.effect("uploads made at once share statements, each answered for itself: its row, a 404, or its own failure", () =>
+      Effect.gen(function*() {
+        const files = yield* KnowledgeFiles
+        const tenantId = yield* bootstrapTenant
+        const agentId = yield* newAgent(tenantId)
+        const otherAgent = yield* newAgent(yield* newTenant)
+        /** Upload `i` of a round: most for the agent, some refused (another tenant's agent, another space, none). */
+        const upload = (round: number, i: number, broken: boolean) => {
+          const target = i % 10 === 3
+            ? { agentId: otherAgent }
+            : i % 10 === 5
+            ? { agentId, spaceId: crypto.randomUUID() }
+            : i % 10 === 7
+            ? { agentId: crypto.randomUUID() }
+            : { agentId }
+          return Effect.exit(files.ingest({
+            tenantId,
+            ...target,
+            // PostgreSQL refuses a NUL in text: the statement of the whole batch fails, then each upload alone.
+            filename: broken ? `broken\u0000${round}-${i}.md` : `doc-${round}-${i}.md`,
+            content: `Document ${round}-${i}: ${"refund shipping ".repeat(i + 1)}`
+          }))
+        }
+        const expected = new Map<string, string>()
+        for (const round of [1, 2]) {
+          const exits = yield* Effect.all(
+            Array.from({ length: 40 }, (_, i) => upload(round, i, round === 1 && i === 20)),
+            { concurrency: "unbounded" }
+          )
+          for (const [i, exit] of exits.entries()) {
+            const refused = i % 10 === 3 || i % 10 === 5 || i % 10 === 7
+            if (round === 1 && i === 20) {
+              assert.isTrue(exit._tag === "Failure", "the upload with a NUL in its name fails on its own")
+            } else if (refused) {
+              assert.isTrue(exit._tag === "Failure" && String(exit.cause).includes("NotFound"), `upload ${i}`)
+            } else {
+              assert.isTrue(
+                exit._tag === "Success",
+                `upload ${round}-${i}: ${exit._tag === "Failure" ? exit.cause : ""}`
+              )
+              if (exit._tag === "Success") expected.set(exit.value.file_id, `doc-${round}-${i}.md`)
+            }
+          }
+        }
+        assert.strictEqual(expected.size, 2 * 40 - 12 - 12 - 1)
+        const listed = yield* files.list({ tenantId, agentId })
+        // Every accepted upload is its own row, under the id it was answered with; nothing else was written.
+        assert.deepStrictEqual(
+          new Map(listed.map((file) => [file.id, file.filename])),
+          expected
+        )
+        for (const file of listed) {
+          const [round, i] = file.filename.slice(4, -3).split("-").map(Number)
+          assert.strictEqual(
+            file.size_bytes,
+            Buffer.byteLength(`Document ${round}-${i}: ${"refund shipping ".repeat(i + 1)}`)
+          )
+        }
+        assert.deepStrictEqual(yield* files.list({ tenantId: (yield* newTenant), agentId: otherAgent }), [])
+        // Out of the queue the next tests work.
+        yield* Effect.forEach(listed, (file) => files.remove({ tenantId, fileId: file.id }), { discard: true })
+      }))
   })
 
   describe("the queue", () => {

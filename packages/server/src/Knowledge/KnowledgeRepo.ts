@@ -3,9 +3,10 @@
  * kept in knowledge_files: `status`, `attempts`, `next_attempt_at` and the
  * lease `locked_until`. Every read of tenant data filters by `tenant_id`.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { groupCommit } from "../Platform/GroupCommit.ts"
 import { float4Array } from "../Platform/PgFloat4Arrays.ts"
 import { type Lexemes, lexemesOf, tsvectorLiteralOf } from "./Lexemes.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
@@ -149,20 +150,43 @@ export const partsOf = (text: string): Array<string> => {
   return parts
 }
 
+/** An upload to queue. */
+export interface NewFile {
+  readonly tenantId: string
+  readonly agentId: string
+  /** The space the uploader is bound to: the agent must be one of its agents. */
+  readonly spaceId: string | null
+  readonly filename: string
+  readonly content: string
+  readonly contentProblem: string | null
+  readonly sizeBytes: number
+}
+
+/** An upload of at most `partSize` characters, stored in one row, in a statement with the others of the moment. */
+interface InsertFile extends Request.Request<FileRow | undefined, SqlError> {
+  readonly file: NewFile
+}
+const InsertFile = Request.of<InsertFile>()
+
+/**
+ * Uploads stored together take at most this many rows, or as many as reach
+ * `maxInsertUnits` UTF-16 units of content (at most `partSize` more): a
+ * statement of a few hundred KB at most, which the embedded database writes
+ * without holding requests for long.
+ */
+const maxInsertBatch = 64
+const maxInsertUnits = 2 * partSize
+
 export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
   /**
    * Queues a file for an agent of the tenant (of space `spaceId` when given);
-   * `undefined` (nothing written) when there is no such agent.
+   * `undefined` (nothing written) when there is no such agent. Uploads made
+   * while the previous ones are being stored share one statement (group
+   * commit); a statement that fails is retried upload by upload, so that one
+   * upload's failure (a NUL in its name) stays its own. Inside a
+   * transaction, the upload is a statement of the transaction.
    */
-  readonly insertFile: (file: {
-    readonly tenantId: string
-    readonly agentId: string
-    readonly spaceId: string | null
-    readonly filename: string
-    readonly content: string
-    readonly contentProblem: string | null
-    readonly sizeBytes: number
-  }) => Effect.Effect<FileRow | undefined, SqlError>
+  readonly insertFile: (file: NewFile) => Effect.Effect<FileRow | undefined, SqlError>
   /**
    * The tenant's files (of one agent when `agentId` is given; of space
    * `spaceId`'s agents only, when given), oldest first.
@@ -333,27 +357,67 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         )
       }
 
-      return KnowledgeRepo.of({
-        // One statement: the agent (and space) check and the insert; an ingest is on the hot path.
-        insertFile: (file) => {
-          const insertRow = (content: string) =>
-            Effect.map(
-              sql<FileRow>`
-                INSERT INTO knowledge_files (tenant_id, agent_id, filename, content, content_problem, size_bytes)
-                SELECT ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.filename}::text, ${content}::text,
-                       ${file.contentProblem}::text, ${file.sizeBytes}::int
-                WHERE EXISTS (
-                  SELECT 1 FROM agents
-                  WHERE tenant_id = ${file.tenantId} AND id = ${file.agentId}
-                    AND (${file.spaceId}::uuid IS NULL OR space_id = ${file.spaceId}::uuid))
-                RETURNING ${columns}`,
-              (rows) => rows[0]
+      /**
+       * One statement for the uploads: each row only if its agent is the tenant's (and of its space, when bound);
+       * the rows written, by upload (`undefined`: no such agent). The ids are chosen here, to tell the rows apart.
+       */
+      const insertRows = (files: ReadonlyArray<NewFile>) => {
+        const ids = files.map(() => crypto.randomUUID())
+        return Effect.map(
+          sql<FileRow>`
+            INSERT INTO knowledge_files (id, tenant_id, agent_id, filename, content, content_problem, size_bytes)
+            SELECT v.id, v.tenant_id, v.agent_id, v.filename, v.content, v.content_problem, v.size_bytes
+            FROM (VALUES ${
+            sql.csv(files.map((file, i) =>
+              sql`(${ids[i]}::uuid, ${file.tenantId}::uuid, ${file.agentId}::uuid, ${file.spaceId}::uuid,
+                   ${file.filename}::text, ${file.content}::text, ${file.contentProblem}::text, ${file.sizeBytes}::int)`
+            ))
+          }) AS v (id, tenant_id, agent_id, space_id, filename, content, content_problem, size_bytes)
+            WHERE EXISTS (
+              SELECT 1 FROM agents a
+              WHERE a.tenant_id = v.tenant_id AND a.id = v.agent_id AND (v.space_id IS NULL OR a.space_id = v.space_id))
+            RETURNING ${columns}`,
+          (rows) => {
+            const byId = new Map(rows.map((row) => [row.id, row]))
+            return ids.map((id) => byId.get(id))
+          }
+        )
+      }
+
+      const filesResolver = groupCommit<InsertFile>({
+        maxBatch: maxInsertBatch,
+        weight: { of: ({ file }) => file.content.length, max: maxInsertUnits },
+        runAll: (entries) =>
+          insertRows(entries.map((entry) => entry.request.file)).pipe(
+            Effect.map((rows) => entries.forEach((entry, i) => entry.completeUnsafe(Exit.succeed(rows[i])))),
+            Effect.catch((error) =>
+              entries.length === 1
+                ? Effect.sync(() => entries[0].completeUnsafe(Exit.fail(error)))
+                : Effect.forEach(entries, (entry) =>
+                  Effect.exit(insertRows([entry.request.file])).pipe(
+                    Effect.map((exit) => entry.completeUnsafe(Exit.map(exit, (rows) => rows[0])))
+                  ), { discard: true })
             )
-          if (file.content.length <= partSize) return insertRow(file.content)
+          )
+      })
+
+      return KnowledgeRepo.of({
+        // One statement: the agent (and space) check and the insert, with the other uploads of the moment.
+        insertFile: (file) => {
+          if (file.content.length <= partSize) {
+            // Inside a transaction (accepting a correction), the row is the transaction's: never another caller's batch.
+            return Effect.flatMap(
+              Effect.serviceOption(sql.transactionService),
+              (transaction) =>
+                transaction._tag === "Some"
+                  ? Effect.map(insertRows([file]), (rows) => rows[0])
+                  : Effect.request(InsertFile({ file }), filesResolver)
+            )
+          }
           // A long text: the row, then its parts one statement each, letting requests run between them
           // (migration 0018). One transaction, so the worker never claims a file whose parts are not all there.
           return sql.withTransaction(Effect.gen(function*() {
-            const row = yield* insertRow("")
+            const [row] = yield* insertRows([{ ...file, content: "" }])
             if (row === undefined) return undefined
             let startChar = 0
             for (const [part, text] of partsOf(file.content).entries()) {

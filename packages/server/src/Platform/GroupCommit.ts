@@ -1,9 +1,9 @@
 /**
  * Group commit: a `RequestResolver` whose requests made while its previous
  * batch runs wait for it to finish, then go together in one batch. A burst
- * of chats (each reading its space's agents, each storing its new chat)
- * thus costs a few statements instead of one per chat, and nothing waits
- * for a timer: an idle resolver runs a request at once.
+ * of chats (each reading its space's agents, each storing its new chat), or
+ * of uploads, thus costs a few statements instead of one each, and nothing
+ * waits for a timer: an idle resolver runs a request at once.
  *
  * Every request still sees the database as it was after it was made: a
  * batch only starts after all its requests arrived. On the embedded
@@ -13,17 +13,29 @@
 import { Effect, Latch, type Request, RequestResolver } from "effect"
 import type { NonEmptyArray } from "effect/Array"
 
-/** A resolver running `runAll` one batch at a time, each of at most `maxBatch` requests. */
+/**
+ * A resolver running `runAll` one batch at a time, each of at most `maxBatch`
+ * requests — and, with `weight`, closed once their weights add up to
+ * `weight.max` (a batch of large rows stays a statement of bounded size).
+ */
 export const groupCommit = <A extends Request.Any>(options: {
   readonly maxBatch: number
+  readonly weight?: { readonly of: (request: A) => number; readonly max: number } | undefined
   readonly runAll: (entries: NonEmptyArray<Request.Entry<A>>) => Effect.Effect<void, Request.Error<A>>
 }): RequestResolver.RequestResolver<A> => {
   // Open while no batch runs; the next batch collects requests while it waits for it.
   const idle = Latch.makeUnsafe(true)
+  const { maxBatch, weight } = options
+  const underWeight = (entries: ReadonlySet<Request.Entry<A>>) => {
+    if (weight === undefined) return true
+    let total = 0
+    for (const entry of entries) total += weight.of(entry.request)
+    return total < weight.max
+  }
   return RequestResolver.makeWith<A>({
     batchKey: () => "batch",
     delay: Effect.andThen(Latch.await(idle), Effect.yieldNow),
-    collectWhile: (entries) => entries.size < options.maxBatch,
+    collectWhile: (entries) => entries.size < maxBatch && underWeight(entries),
     runAll: (entries) =>
       Effect.suspend(() => {
         Latch.closeUnsafe(idle)
