@@ -5,7 +5,7 @@
  * Deleting a file removes its chunks from search.
  */
 import { Errors, Knowledge } from "@agent-platform/domain"
-import { Context, Effect, Layer, Option, Queue } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { isUuid } from "../Platform/Ids.ts"
 import { Notifications } from "../Platform/Notifications.ts"
@@ -17,6 +17,9 @@ const yieldToEventLoop = Effect.promise(() => new Promise<void>((resolve) => set
 
 /** The Notifications topic that wakes the ingestion worker up. */
 export const ingestTopic = "knowledge_ingest"
+
+/** The least time between two wake-ups of the worker: what an upload in a burst may wait more to be noticed. */
+const wakeUpSpacing = Duration.millis(20)
 
 export const toKnowledgeFile = (row: FileRow): Knowledge.KnowledgeFile => ({
   id: row.id,
@@ -69,8 +72,10 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
     Effect.gen(function*() {
       const repo = yield* KnowledgeRepo
       const notifications = yield* Effect.serviceOption(Notifications)
-      // One wake-up in flight at a time: ingests committed while it is sent collapse into one more after it (a
-      // sliding queue of one), so a burst of uploads costs a few NOTIFYs, not one statement and commit each.
+      // One wake-up in flight at a time, and at most one per `wakeUpSpacing`: ingests committed meanwhile collapse
+      // into one more after it (a sliding queue of one). The worker drains the queue until nothing is due, so a
+      // wake-up while it works only says "once more": a burst of uploads costs a NOTIFY (a statement and a commit)
+      // per spacing, not one per upload, and a lone upload wakes the worker at once.
       const wakeWorker = yield* Option.match(notifications, {
         onNone: () => Effect.succeed(Effect.void),
         onSome: (notifications) =>
@@ -78,6 +83,7 @@ export class KnowledgeFiles extends Context.Service<KnowledgeFiles, {
             const wakeUps = yield* Queue.sliding<void>(1)
             yield* Queue.take(wakeUps).pipe(
               Effect.andThen(notifications.publish(ingestTopic, "")),
+              Effect.andThen(Effect.sleep(wakeUpSpacing)),
               Effect.catch((error) =>
                 Effect.logWarning("could not wake the ingestion worker; it will find the file on its next cycle", error)
               ),
