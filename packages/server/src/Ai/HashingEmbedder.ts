@@ -194,7 +194,7 @@ const trustedResponse = (vector: Array<number>): EmbeddingModel.EmbedResponse =>
  * tokens. `embedMany` (what ingestion calls) and `embed` (a chat's query)
  * build their responses directly (`trustedResponse`); `embed` does not go
  * through effect's request resolver either: batching concurrent queries into
- * one call saves a provider round trips, and this embedder has none.
+ * one call saves round trips to a provider, and this embedder has none.
  */
 export const make: Effect.Effect<EmbeddingModel.EmbeddingModel> = Effect.map(
   EmbeddingModel.make({
