@@ -5,7 +5,7 @@
 import { Context, Effect, Exit, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { groupCommit } from "../Platform/GroupCommit.ts"
+import { groupCommit, groupCommitEach } from "../Platform/GroupCommit.ts"
 import { selectSpaceByRef, type SpaceRow } from "../Tenants/SpaceRefs.ts"
 
 export type { SpaceRow }
@@ -185,20 +185,10 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           )
         }`
 
-      const chatsResolver = groupCommit<StartChat>({
+      const chatsResolver = groupCommitEach<StartChat>({
         maxBatch,
-        runAll: (entries) =>
-          insertChats(entries.map((entry) => entry.request.chat)).pipe(
-            Effect.andThen(Effect.sync(() => entries.forEach((entry) => entry.completeUnsafe(Exit.void)))),
-            Effect.catch((error) =>
-              entries.length === 1
-                ? Effect.sync(() => entries[0].completeUnsafe(Exit.fail(error)))
-                : Effect.forEach(entries, (entry) =>
-                  Effect.exit(insertChats([entry.request.chat])).pipe(
-                    Effect.map((exit) => entry.completeUnsafe(Exit.asVoid(exit)))
-                  ), { discard: true })
-            )
-          )
+        run: (requests) =>
+          Effect.as(insertChats(requests.map((request) => request.chat)), requests.map((): void => undefined))
       })
 
       return ChatRepo.of({

@@ -3,10 +3,10 @@
  * kept in knowledge_files: `status`, `attempts`, `next_attempt_at` and the
  * lease `locked_until`. Every read of tenant data filters by `tenant_id`.
  */
-import { Context, Duration, Effect, Exit, Layer, Request } from "effect"
+import { Context, Duration, Effect, Layer, Request } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { groupCommit } from "../Platform/GroupCommit.ts"
+import { groupCommitEach } from "../Platform/GroupCommit.ts"
 import { float4Array } from "../Platform/PgFloat4Arrays.ts"
 import { type Lexemes, lexemesOf, tsvectorLiteralOf } from "./Lexemes.ts"
 import { SearchCapabilities } from "./SearchCapabilities.ts"
@@ -384,21 +384,10 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo, {
         )
       }
 
-      const filesResolver = groupCommit<InsertFile>({
+      const filesResolver = groupCommitEach<InsertFile>({
         maxBatch: maxInsertBatch,
         weight: { of: ({ file }) => file.content.length, max: maxInsertUnits },
-        runAll: (entries) =>
-          insertRows(entries.map((entry) => entry.request.file)).pipe(
-            Effect.map((rows) => entries.forEach((entry, i) => entry.completeUnsafe(Exit.succeed(rows[i])))),
-            Effect.catch((error) =>
-              entries.length === 1
-                ? Effect.sync(() => entries[0].completeUnsafe(Exit.fail(error)))
-                : Effect.forEach(entries, (entry) =>
-                  Effect.exit(insertRows([entry.request.file])).pipe(
-                    Effect.map((exit) => entry.completeUnsafe(Exit.map(exit, (rows) => rows[0])))
-                  ), { discard: true })
-            )
-          )
+        run: (requests) => insertRows(requests.map((request) => request.file))
       })
 
       return KnowledgeRepo.of({

@@ -9,8 +9,12 @@
  * batch only starts after all its requests arrived. On the embedded
  * database, where every statement runs on the one WASM backend in turn,
  * this is what keeps a burst's queue short.
+ *
+ * A batch runs with the context of the request that opened it: a caller
+ * inside a transaction must run its statement itself, or its batch could
+ * carry other callers' writes into that transaction (KnowledgeRepo does).
  */
-import { Effect, Latch, type Request, RequestResolver } from "effect"
+import { Effect, Exit, Latch, type Request, RequestResolver } from "effect"
 import type { NonEmptyArray } from "effect/Array"
 
 /**
@@ -43,3 +47,33 @@ export const groupCommit = <A extends Request.Any>(options: {
       }).pipe(Effect.ensuring(Effect.sync(() => Latch.openUnsafe(idle))))
   })
 }
+
+/**
+ * A group-committed write whose statement answers each request: `run` gets
+ * the batch's requests and returns their answers in the same order. When the
+ * statement fails, each request of the batch is run alone, so that one
+ * request's failure (a value the database refuses) stays its own.
+ */
+export const groupCommitEach = <A extends Request.Any>(options: {
+  readonly maxBatch: number
+  readonly weight?: { readonly of: (request: A) => number; readonly max: number } | undefined
+  readonly run: (
+    requests: ReadonlyArray<A>
+  ) => Effect.Effect<ReadonlyArray<Request.Success<A>>, Request.Error<A>>
+}): RequestResolver.RequestResolver<A> =>
+  groupCommit<A>({
+    maxBatch: options.maxBatch,
+    weight: options.weight,
+    runAll: (entries) =>
+      options.run(entries.map((entry) => entry.request)).pipe(
+        Effect.map((answers) => entries.forEach((entry, i) => entry.completeUnsafe(Exit.succeed(answers[i])))),
+        Effect.catch((error) =>
+          entries.length === 1
+            ? Effect.sync(() => entries[0].completeUnsafe(Exit.fail(error)))
+            : Effect.forEach(entries, (entry) =>
+              Effect.exit(options.run([entry.request])).pipe(
+                Effect.map((exit) => entry.completeUnsafe(Exit.map(exit, (answers) => answers[0])))
+              ), { discard: true })
+        )
+      )
+  })
