@@ -1,9 +1,9 @@
 /**
  * What the edge answers before any endpoint runs (issue #8, items 9, 10 and
- * 14): text that is not valid Unicode, bodies that are not JSON, wrong
- * methods, oversized URLs and headers, what Node's parser refuses, slow
- * clients, too many connections from one address, and session tokens
- * without an expiry. Every answer is a JSON `{error}` body.
+ * 14): bodies that are not JSON, wrong methods, oversized URLs and headers,
+ * what Node's parser refuses, slow clients, too many connections from one
+ * address, and session tokens without an expiry; and text that is not valid
+ * Unicode, refused where a body is parsed. Every answer is a JSON `{error}` body.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
@@ -208,6 +208,18 @@ layer(
         )
         assert.isTrue(answer.closed)
         assert.strictEqual(answer.status, 408)
+      }))
+
+    it.effect("a request its credentials refuse is answered without waiting for its body", () =>
+      Effect.gen(function*() {
+        // The body is read where the endpoint decodes it, after authentication: a caller without a
+        // key cannot make the service wait for (or buffer) a body. Answered well before the 1.5 s timeout.
+        const answer = yield* raw(
+          "POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+          1_000
+        )
+        assert.strictEqual(answer.status, 401)
+        assert.strictEqual(answer.body._tag, "Unauthenticated")
       }))
 
     it.effect("one address holds at most MAX_CONNECTIONS_PER_IP connections; the next is refused with 429 {error}", () =>

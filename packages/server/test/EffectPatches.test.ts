@@ -4,7 +4,8 @@
  * overlays (no copy), with the same services, the same precedence (the
  * second context wins) and the same reference semantics as a copy; an
  * HttpApi security middleware with one scheme answers as before; headers
- * made from a record (every request's) are the same headers.
+ * made from a record (every request's) are the same headers. One change is
+ * a refusal: a JSON payload spelling a lone UTF-16 surrogate is a 400.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, Redacted, Schema } from "effect"
@@ -159,6 +160,60 @@ describe("HttpApiBuilder security middleware with one scheme (patched)", () => {
         reason: "from the handler"
       }])
       assert.deepStrictEqual(await call("/fails"), [418, { _tag: "Teapot", reason: "no credential" }])
+    } finally {
+      await dispose()
+    }
+  })
+})
+
+// ---------------------------------------------------------------------------
+// HttpApiBuilder: a JSON payload spelling a lone UTF-16 surrogate is a payload
+// schema error (400), whatever the schema; well-formed text is decoded as before.
+
+const EchoApi = HttpApi.make("echo").add(
+  HttpApiGroup.make("things").add(
+    HttpApiEndpoint.post("echo", "/echo", {
+      payload: Schema.Struct({ text: Schema.String, tags: Schema.optional(Schema.Array(Schema.String)) }),
+      success: Schema.Struct({ text: Schema.String })
+    })
+  )
+)
+
+const echoHandler = () =>
+  HttpRouter.toWebHandler(
+    HttpApiBuilder.layer(EchoApi).pipe(
+      Layer.provide(HttpApiBuilder.group(EchoApi, "things", (handlers) =>
+        handlers.handle("echo", ({ payload }) =>
+          Effect.succeed({ text: payload.text })))),
+      Layer.provide(HttpServer.layerServices)
+    ),
+    { disableLogger: true }
+  )
+
+describe("HttpApiBuilder JSON payloads with lone surrogates (patched)", () => {
+  it("refuses a lone surrogate in any string, key or element; decodes pairs and escaped backslashes", async () => {
+    const { dispose, handler } = echoHandler()
+    try {
+      const post = async (body: string) => {
+        const response = await handler(
+          new Request("http://test/echo", { method: "POST", headers: { "content-type": "application/json" }, body })
+        )
+        return [response.status, await response.text()] as const
+      }
+      for (
+        const body of [
+          `{"text":"\\ud800"}`,
+          `{"text":"a\\uDFFFb"}`,
+          `{"text":"ok","tags":["x","\\udbff\\u0041"]}`,
+          `{"text":"ok","\\udc00":1}`
+        ]
+      ) {
+        const [status] = await post(body)
+        assert.strictEqual(status, 400, body)
+      }
+      assert.deepStrictEqual(await post(`{"text":"smile \\ud83d\\ude00"}`), [200, `{"text":"smile \u{1F600}"}`])
+      assert.deepStrictEqual(await post(`{"text":"back\\\\ud800slash"}`), [200, `{"text":"back\\\\ud800slash"}`])
+      assert.strictEqual((await post(`{"text":1}`))[0], 400)
     } finally {
       await dispose()
     }

@@ -214,6 +214,20 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const parse = yield* rpc(key, "{nope")
         assert.strictEqual(parse.status, 400)
         assert.deepStrictEqual(parse.body.error.code, -32700)
+        // JSON can spell a lone UTF-16 surrogate; no tool argument may carry one (a pair is fine).
+        const lone = yield* rpc(
+          key,
+          JSON.stringify(call(5, "tools/call", { name: "Strict", arguments: { a: "PH", b: true } })).replace(
+            "PH",
+            "x\\udc00"
+          )
+        )
+        assert.strictEqual(lone.status, 400)
+        assert.strictEqual(lone.body.error.code, -32700)
+        assert.match(lone.body.error.message, /valid Unicode/)
+        const pair = yield* rpc(key, `{"jsonrpc":"2.0","id":"\\ud83d\\ude00","method":"ping"}`)
+        assert.strictEqual(pair.status, 200)
+        assert.deepStrictEqual(pair.body, { jsonrpc: "2.0", id: "\u{1F600}", result: {} })
         const notRpc = yield* rpc(key, { hello: "world" })
         assert.strictEqual(notRpc.status, 400)
         assert.strictEqual(notRpc.body.error.code, -32600)

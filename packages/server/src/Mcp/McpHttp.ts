@@ -12,7 +12,8 @@
  *   interface: 401 (no or bad key, with `WWW-Authenticate: Bearer`), 403
  *   (scope, or a browser `Origin` outside `CORS_ORIGINS`: the spec's DNS
  *   rebinding defence), 429 (rate limit, with `Retry-After`), 400 (JSON that
- *   does not parse, an unsupported `MCP-Protocol-Version`).
+ *   does not parse or spells a lone UTF-16 surrogate, an unsupported
+ *   `MCP-Protocol-Version`).
  */
 import type { KeyPrincipal } from "@agent-platform/domain"
 import { Effect, Option, Schema } from "effect"
@@ -22,6 +23,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { ServerConfig } from "../Platform/Config.ts"
 import { applyLimitHeaders, exceededMessage } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
+import { isWellFormedJson, loneSurrogateMessage } from "../Platform/WellFormedJson.ts"
 import { ActionsMcp, defaultProtocolVersion, isProtocolVersion, type ProtocolVersion } from "./ActionsMcp.ts"
 import * as JsonRpc from "./JsonRpc.ts"
 import { McpAuth } from "./McpAuth.ts"
@@ -120,6 +122,9 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
     const parsed = parseJson(text)
     if (Option.isNone(parsed)) return refuse(400, JsonRpc.codes.parseError, "Parse error: the body is not valid JSON.")
     const body = parsed.value
+    if (!isWellFormedJson(text, body)) {
+      return refuse(400, JsonRpc.codes.parseError, `Parse error: ${loneSurrogateMessage}`)
+    }
     if (Array.isArray(body) && body.length === 0) {
       return refuse(400, JsonRpc.codes.invalidRequest, "Invalid Request: an empty batch.")
     }

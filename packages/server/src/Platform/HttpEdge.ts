@@ -249,33 +249,18 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
 }
 
-/** A `\uD800`–`\uDFFF` escape: the only way JSON text decoded from bytes can carry a lone surrogate. */
-const surrogateEscape = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
-
-/** A lone surrogate: in a `u` pattern a well-formed pair is one code point, so only a lone half matches. */
-const loneSurrogate = /\p{Surrogate}/u
-
-/** Whether every string (keys included) of a JSON value is well-formed UTF-16. */
-const wellFormed = (value: unknown): boolean => {
-  if (typeof value === "string") return !loneSurrogate.test(value)
-  if (Array.isArray(value)) return value.every(wellFormed)
-  if (typeof value === "object" && value !== null) {
-    return Object.entries(value).every(([key, item]) => !loneSurrogate.test(key) && wellFormed(item))
-  }
-  return true
-}
-
 /**
  * What the edge refuses before routing, in one place for every endpoint: a
- * request target too long (414), a body that is not JSON on a JSON route
- * (415), and text that is not valid Unicode (a lone UTF-16 surrogate such as
- * `"\ud800"`, which JSON can spell but no database or JSON consumer accepts:
- * 400). The body read here is the one the endpoint reads (it is cached).
+ * request target too long (414) and a body that is not JSON on a JSON route
+ * (415). Both are decided from the request line and headers: the body is not
+ * read here. Text that is not valid Unicode (a lone UTF-16 surrogate such as
+ * `"\ud800"`) is refused (400) where JSON bodies are parsed: effect's HttpApi
+ * payload decoder (patches/effect@4.1.0.patch) and `/mcp` (WellFormedJson.ts).
  */
 const refuseBadInput = (
   request: HttpServerRequest.HttpServerRequest,
   withBody: boolean
-): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, HttpServerError.HttpServerError> | undefined => {
+): Effect.Effect<HttpServerResponse.HttpServerResponse> | undefined => {
   if (request.url.length > maxUrlLength) {
     return Effect.succeed(errorResponse(
       pathOf(request.url),
@@ -283,46 +268,23 @@ const refuseBadInput = (
       new Errors.UriTooLong({ error: `The request URL is longer than ${maxUrlLength} characters.` })
     ))
   }
-  // Most requests (every GET) carry no body: nothing to check, and no effect to run.
+  // Most requests (every GET) carry no body, and most bodies are JSON: nothing to look up.
   if (!withBody || request.method === "GET" || request.method === "HEAD") return undefined
-  return refuseBadBody(request)
+  const contentType = request.headers["content-type"] ?? ""
+  if (isJsonMediaType(contentType)) return undefined
+  const path = pathOf(request.url)
+  const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
+  if (route === undefined || !route.json) return undefined
+  return Effect.succeed(errorResponse(
+    path,
+    415,
+    new Errors.UnsupportedMediaType({
+      error: `Unsupported Content-Type ${
+        contentType === "" ? "(none)" : contentType
+      }: send a JSON body with Content-Type: application/json (or a +json type such as application/scim+json).`
+    })
+  ))
 }
-
-const refuseBadBody = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const path = pathOf(request.url)
-    const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
-    if (route === undefined || !route.json) return undefined
-    const contentType = request.headers["content-type"] ?? ""
-    if (!isJsonMediaType(contentType)) {
-      return errorResponse(
-        path,
-        415,
-        new Errors.UnsupportedMediaType({
-          error: `Unsupported Content-Type ${
-            contentType === "" ? "(none)" : contentType
-          }: send a JSON body with Content-Type: application/json (or a +json type such as application/scim+json).`
-        })
-      )
-    }
-    const text = yield* request.text
-    if (!surrogateEscape.test(text)) return undefined
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return undefined // The endpoint answers malformed JSON itself.
-    }
-    return wellFormed(parsed)
-      ? undefined
-      : errorResponse(
-        path,
-        400,
-        new Errors.InvalidRequest({
-          error: "Invalid request body: text must be valid Unicode; a lone UTF-16 surrogate (e.g. \\ud800) is not."
-        })
-      )
-  })
 
 /** Rewrites `/api/v1/...` to `/v1/...`: the spec shows the key interface at both roots. */
 const aliasApiV1 = (request: HttpServerRequest.HttpServerRequest) =>
@@ -389,9 +351,7 @@ export const HttpEdgeLive = HttpRouter.middleware(
         const start = performance.now()
         const withBody = hasBody(request)
         const refusal = refuseBadInput(request, withBody)
-        const handled = refusal === undefined
-          ? httpApp
-          : Effect.flatMap(refusal, (refused) => (refused === undefined ? httpApp : Effect.succeed(refused)))
+        const handled = refusal ?? httpApp
         const annotations = fiber.getRef(References.CurrentLogAnnotations)
         return handled.pipe(
           Effect.catchCause(recover(request, requestId)),
