@@ -84,10 +84,13 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
   })
 
   describe("media types", () => {
-    it.effect("a text/plain, form or multipart body on a JSON endpoint is a 415 {error}", () =>
+    it.effect("a text/plain, form, multipart or other +json body on a JSON endpoint is a 415 {error}", () =>
       Effect.gen(function*() {
         const bodies: ReadonlyArray<readonly [string, string]> = [
           ["text/plain", "{\"email\":\"a@b.co\",\"password\":\"x\"}"],
+          // JSON in a media type this endpoint does not declare (SCIM's is SCIM's own): not effect's plain-text 415.
+          ["application/merge-patch+json", "{\"email\":\"a@b.co\",\"password\":\"x\"}"],
+          ["application/scim+json", "{\"email\":\"a@b.co\",\"password\":\"x\"}"],
           ["application/x-www-form-urlencoded", "email=a%40b.co&password=x"],
           [
             "multipart/form-data; boundary=XyZ",

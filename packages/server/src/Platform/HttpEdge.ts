@@ -212,22 +212,34 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
   )
 }
 
-/** Every route the service serves: the contract's endpoints and the few routes outside it. */
-const routes: ReadonlyArray<{ readonly method: string; readonly pattern: RegExp; readonly json: boolean }> = [
+/** A request body's media type as effect's HttpApi matches it: lower-cased, without parameters. */
+const mediaTypeOf = (contentType: string) => contentType.split(";")[0].trim().toLowerCase()
+
+/**
+ * Every route the service serves: the contract's endpoints and the few routes
+ * outside it, each with the media types its body may have (an endpoint's
+ * payload encodings — `application/json` for every one, SCIM's also
+ * `application/scim+json` —, JSON for a route that reads no body; none for
+ * the pages, which take none).
+ */
+const routes: ReadonlyArray<
+  { readonly method: string; readonly pattern: RegExp; readonly accepts: ReadonlyArray<string> }
+> = [
   ...Object.values(Api.groups).flatMap((group) =>
     Object.values(group.endpoints).map((endpoint) => ({
       method: endpoint.method,
       pattern: new RegExp(
         `^${endpoint.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]\w*/g, "[^/]+")}/?$`
       ),
-      json: true
+      // `application/json` first: the type a refusal names first.
+      accepts: ["application/json", ...[...endpoint.payload.keys()].filter((type) => type !== "application/json")]
     }))
   ),
-  { method: "POST", pattern: /^\/mcp$/, json: true },
-  { method: "GET", pattern: /^\/mcp$/, json: true },
-  { method: "DELETE", pattern: /^\/mcp$/, json: true },
-  { method: "GET", pattern: /^\/openapi\.json$/, json: false },
-  { method: "GET", pattern: /^\/docs$/, json: false }
+  { method: "POST", pattern: /^\/mcp$/, accepts: ["application/json"] },
+  { method: "GET", pattern: /^\/mcp$/, accepts: ["application/json"] },
+  { method: "DELETE", pattern: /^\/mcp$/, accepts: ["application/json"] },
+  { method: "GET", pattern: /^\/openapi\.json$/, accepts: [] },
+  { method: "GET", pattern: /^\/docs$/, accepts: [] }
 ]
 
 /** The methods a known path answers (empty for an unknown path): a 405 with `Allow`, not a 404. */
@@ -238,12 +250,6 @@ const allowedMethods = (path: string): ReadonlyArray<string> => [
 /** The longest request target accepted (longer: 414). */
 export const maxUrlLength = 8 * 1024
 
-/** Whether a media type is JSON (`application/json`, or any `+json` type such as SCIM's). */
-const isJsonMediaType = (contentType: string) => {
-  const type = contentType.split(";")[0].trim().toLowerCase()
-  return type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)
-}
-
 const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
   const length = request.headers["content-length"]
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
@@ -251,9 +257,9 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
 
 /**
  * What the edge refuses before routing, in one place for every endpoint: a
- * request target too long (414) and a body that is not JSON on a JSON route
- * (415). Both are decided from the request line and headers: the body is not
- * read here. Text that is not valid Unicode (a lone UTF-16 surrogate such as
+ * request target too long (414) and a body in a media type the route does not
+ * take (415: effect's HttpApi would answer it in plain text). Both are decided
+ * from the request line and headers: the body is not read here. Text that is not valid Unicode (a lone UTF-16 surrogate such as
  * `"\ud800"`) is refused (400) where JSON bodies are parsed: effect's HttpApi
  * payload decoder (patches/effect@4.1.0.patch) and `/mcp` (WellFormedJson.ts).
  */
@@ -268,20 +274,21 @@ const refuseBadInput = (
       new Errors.UriTooLong({ error: `The request URL is longer than ${maxUrlLength} characters.` })
     ))
   }
-  // Most requests (every GET) carry no body, and most bodies are JSON: nothing to look up.
+  // Most requests (every GET) carry no body, and every route with a body takes JSON: nothing to look up.
   if (!withBody || request.method === "GET" || request.method === "HEAD") return undefined
   const contentType = request.headers["content-type"] ?? ""
-  if (isJsonMediaType(contentType)) return undefined
+  const mediaType = mediaTypeOf(contentType)
+  if (mediaType === "application/json") return undefined
   const path = pathOf(request.url)
   const route = routes.find((candidate) => candidate.method === request.method && candidate.pattern.test(path))
-  if (route === undefined || !route.json) return undefined
+  if (route === undefined || route.accepts.length === 0 || route.accepts.includes(mediaType)) return undefined
   return Effect.succeed(errorResponse(
     path,
     415,
     new Errors.UnsupportedMediaType({
-      error: `Unsupported Content-Type ${
-        contentType === "" ? "(none)" : contentType
-      }: send a JSON body with Content-Type: application/json (or a +json type such as application/scim+json).`
+      error: `Unsupported Content-Type ${contentType === "" ? "(none)" : contentType}: send a JSON body with ${
+        route.accepts.map((type) => `Content-Type: ${type}`).join(" or ")
+      }.`
     })
   ))
 }
