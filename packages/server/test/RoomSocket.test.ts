@@ -249,6 +249,63 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
         assert.strictEqual(yield* socket.closed, 1000)
       }))
 
+    it.effect("while a close's minutes are being written the frames show the room open; the closed frame brings them", () =>
+      Effect.gen(function*() {
+        const { ana, bo, room } = yield* anaAndBoInARoom
+        yield* ana.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "We decided to roll back." }
+        })
+        const socket = yield* openSocket(yield* socketUrl(room.chat_id), ana.client)
+        yield* socket.next(hasMessage("We decided to roll back."))
+        const sql = yield* SqlClient.SqlClient
+        // What a close leaves between its commit and its minutes (here held there: nothing due for 180 s).
+        yield* sql`
+          UPDATE rooms SET status = 'closed', closed_at = now(), closed_by = ${ana.id},
+            minutes_due_at = now() + interval '180 seconds'
+          WHERE id = ${room.id}`
+        // Bo connecting makes the feed read the room meanwhile: Ana's frame says open and her socket stays.
+        yield* openSocket(yield* socketUrl(room.chat_id), bo.client)
+        const meanwhile = yield* socket.next((frame) =>
+          frame.presence?.some((p: any) => p.nombre === "Bo" && p.state === "online")
+        )
+        assert.strictEqual(meanwhile.room_status, "open")
+        const polled = yield* bo.client.api.roomChats.poll({ params: { id: room.chat_id }, query: { after: 1 } })
+        assert.deepInclude(polled, { room_status: "open", messages: [] })
+        const refused = yield* bo.client.api.roomChats.append({
+          params: { id: room.chat_id },
+          payload: { content: "too late" }
+        }).pipe(Effect.flip)
+        assert.strictEqual(refused._tag, "RoomClosed")
+
+        // The minutes fall due and the jobs role writes them: the next frame is the last, and carries them.
+        yield* sql`UPDATE rooms SET minutes_due_at = now() WHERE id = ${room.id}`
+        const last = yield* socket.next((frame) => frame.room_status === "closed")
+        assert.deepStrictEqual(last.messages.map((m: any) => [m.seq, m.author_name]), [[2, "Summary"], [
+          3,
+          "Decisions"
+        ]])
+        assert.strictEqual(yield* socket.closed, 1000)
+      }).pipe(Effect.orDie))
+
+    it.effect("connecting to a closed room with more than a batch to catch up on sends every batch, then closes", () =>
+      Effect.gen(function*() {
+        const { ana, room } = yield* anaAndBoInARoom
+        const sql = yield* SqlClient.SqlClient
+        // 700 messages, more than one catch-up batch (500).
+        yield* sql`
+          INSERT INTO chat_messages (chat_id, tenant_id, role, content, user_id, seq)
+          SELECT c.id, c.tenant_id, 'user', 'message ' || g, ${ana.id}, g
+          FROM chats c, generate_series(1, 700) AS g WHERE c.id = ${room.chat_id}`
+        yield* sql`UPDATE chats SET last_seq = 700 WHERE id = ${room.chat_id}`
+        yield* ana.client.api.rooms.close({ params: { id: room.id } })
+        const socket = yield* openSocket(yield* socketUrl(room.chat_id), ana.client)
+        assert.strictEqual(yield* socket.closed, 1000)
+        const seqs = socket.frames.flatMap((frame) => frame.messages.map((m: any) => m.seq))
+        assert.deepStrictEqual(seqs, Array.from({ length: 702 }, (_, i) => i + 1))
+        assert.deepStrictEqual(socket.frames.map((frame) => frame.room_status), ["closed", "closed"])
+      }).pipe(Effect.orDie))
+
     it.effect("refuses before the upgrade: 401 without a session, 403 for a non-participant or a foreign Origin, 404, 426 without an upgrade", () =>
       Effect.gen(function*() {
         yield* setRoomsFlag(true)

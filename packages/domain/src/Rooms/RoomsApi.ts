@@ -133,7 +133,7 @@ export class RoomChatsApi extends HttpApiGroup.make("roomChats")
       error: [InvalidRequest, NotRoomChat, NotFound, NotParticipant]
     }).annotateMerge(doc(
       "Poll a room's chat",
-      `The messages after the cursor \`after\` (a message \`seq\`), the presence of the participants — the caller's is updated by this request — and the room's status. With \`wait\` (seconds, at most 30) it is a long poll: it answers as soon as a message arrives, presence changes or the room closes (on any replica), or when the wait is over. 400 for a classic chat without room_mode; 403 when not a participant. ${flagNote}`
+      `The messages after the cursor \`after\` (a message \`seq\`), the presence of the participants — the caller's is updated by this request — and the room's status. With \`wait\` (seconds, at most 30) it is a long poll: it answers as soon as a message arrives, presence changes or the room closes (on any replica), or when the wait is over. \`room_status\` turns \`closed\` once the close is complete: the minutes are stored and appended in the same step, so the messages of a frame that says \`closed\` include them (while they are being written the room shows \`open\`, and appends already answer 409). 400 for a classic chat without room_mode; 403 when not a participant. ${flagNote}`
     )),
     HttpApiEndpoint.get("socket", "/:id/ws", {
       params: id,
@@ -142,7 +142,7 @@ export class RoomChatsApi extends HttpApiGroup.make("roomChats")
       error: [InvalidRequest, NotRoomChat, NotFound, NotParticipant, AccessDenied]
     }).annotateMerge(doc(
       "Room WebSocket",
-      `Upgrade with the session cookie. The server sends the poll envelope \`{cursor, messages, presence, room_status}\` as a JSON text frame on connect (messages after \`after\`) and whenever messages, presence or the room's status change, on any replica. The client may send \`{"type": "append", "content": "...", "request_id": "..."}\` and gets \`{"type": "appended", id, seq, created_at}\` or \`{"type": "error", status, _tag, error}\` back. Closing the room sends a last frame with \`room_status: closed\`, then the socket closes with 1000; losing access (session ended, flag off) closes it with 4403. Same authorization as the poll; a browser \`Origin\` must be the service's own or one of \`CORS_ORIGINS\` (else 403). Without an upgrade: 426. ${flagNote}`
+      `Upgrade with the session cookie. The server sends the poll envelope \`{cursor, messages, presence, room_status}\` as a JSON text frame on connect (messages after \`after\`) and whenever messages, presence or the room's status change, on any replica. The client may send \`{"type": "append", "content": "...", "request_id": "..."}\` and gets \`{"type": "appended", id, seq, created_at}\` or \`{"type": "error", status, _tag, error}\` back. Closing the room sends a last frame with \`room_status: closed\` that carries the minutes' messages (a catch-up on a closed room sends every batch first), then the socket closes with 1000; losing access (session ended, flag off) closes it with 4403. Same authorization as the poll; a browser \`Origin\` must be the service's own or one of \`CORS_ORIGINS\` (else 403). Without an upgrade: 426. ${flagNote}`
     ))
   )
   .middleware(WarRoomsEnabled)

@@ -125,9 +125,10 @@ export class RoomChat extends Context.Service<RoomChat, {
 
       const frame = (room: RoomRow, after: number, limit: number) =>
         Effect.gen(function*() {
+          // The status first: once it says closed, the messages read next include the minutes.
+          const status = yield* repo.frameStatus(room.id)
           const messages = yield* repo.messagesAfter(room.chat_id, after, limit)
           const presence = yield* repo.presence(room.id)
-          const status = yield* repo.status(room.id)
           return {
             cursor: messages.length === 0 ? after : messages[messages.length - 1].seq,
             messages: messages.map(toMessage),

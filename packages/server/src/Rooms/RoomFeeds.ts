@@ -64,6 +64,8 @@ export class RoomFeeds extends Context.Service<RoomFeeds, {
           let lastSeq = startSeq
           /** One read after a signal; a failed read is retried with the next signal or the retry below. */
           const read = Effect.gen(function*() {
+            // The status first: once it says closed, the messages read next include the minutes.
+            const status = yield* repo.frameStatus(room.id)
             const messages: Array<MessageRow> = []
             for (;;) {
               const batch = yield* repo.messagesAfter(room.chat_id, lastSeq, readBatch)
@@ -72,7 +74,6 @@ export class RoomFeeds extends Context.Service<RoomFeeds, {
               if (batch.length < readBatch) break
             }
             const presence = yield* repo.presence(room.id)
-            const status = yield* repo.status(room.id)
             const update: FeedUpdate = { messages, presence, status: status ?? "closed" }
             for (const listener of feed.listeners) Queue.offerUnsafe(listener, update)
           }).pipe(

@@ -65,17 +65,23 @@ export class RoomSocket extends Context.Service<RoomSocket, {
 
         let cursor = input.after
         let presence = ""
-        /** Sends a frame (`text`: its JSON, when already made); the room closing ends the connection. */
-        const sendFrame = (frame: RoomSchemas.PollFrame, text?: string) =>
+        /**
+         * Sends a frame (`text`: its JSON, when already made); the room closing ends the connection once the
+         * frame reaches the end of the chat (`last`), so a catch-up on a closed room still sends every batch.
+         */
+        const sendFrame = (frame: RoomSchemas.PollFrame, last: boolean, text?: string) =>
           Effect.gen(function*() {
             cursor = frame.cursor
             presence = presenceKey(frame.presence)
             yield* writer.write(text ?? JSON.stringify(frame))
-            if (frame.room_status === "closed") return yield* Effect.fail(new Ended(1000, "room closed"))
+            if (last && frame.room_status === "closed") return yield* Effect.fail(new Ended(1000, "room closed"))
             return frame.messages.length
           })
         /** The frame of what is after the cursor, read from the database. */
-        const readFrame = Effect.flatMap(Effect.suspend(() => chat.frame(room, cursor, catchUpBatch)), sendFrame)
+        const readFrame = Effect.flatMap(
+          Effect.suspend(() => chat.frame(room, cursor, catchUpBatch)),
+          (frame) => sendFrame(frame, frame.messages.length < catchUpBatch)
+        )
 
         yield* chat.touch(room, user.userId, presenceSeconds)
         // Catch up from the cursor in batches, then follow the feed.
@@ -108,7 +114,7 @@ export class RoomSocket extends Context.Service<RoomSocket, {
               text = JSON.stringify(frame)
               sharedText.set(update, text)
             }
-            yield* sendFrame(frame, text)
+            yield* sendFrame(frame, true, text)
           }
         })
 

@@ -107,8 +107,12 @@ export const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (ch
 
 export class RoomsRepo extends Context.Service<RoomsRepo, {
   readonly find: (tenantId: string, id: string) => Effect.Effect<RoomRow | undefined, SqlError>
-  /** The room's status; undefined once it was deleted. */
-  readonly status: (roomId: string) => Effect.Effect<"open" | "closed" | undefined, SqlError>
+  /**
+   * The room's status as its frames show it: `closed` once its close is complete — the minutes stored, in the
+   * transaction that appends them — so the frame announcing the close is one that can carry them; while the
+   * minutes are being written the room shows `open` (appends are already refused). Undefined once deleted.
+   */
+  readonly frameStatus: (roomId: string) => Effect.Effect<"open" | "closed" | undefined, SqlError>
   readonly findByChat: (tenantId: string, chatId: string) => Effect.Effect<RoomRow | undefined, SqlError>
   /** Whether the tenant has a chat with this id (to tell a classic chat from an unknown one). */
   readonly chatExists: (tenantId: string, chatId: string) => Effect.Effect<boolean, SqlError>
@@ -267,9 +271,11 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
             sql<RoomRow>`SELECT ${roomColumns} FROM rooms WHERE tenant_id = ${tenantId} AND id = ${id}`,
             first
           ),
-        status: (roomId) =>
+        frameStatus: (roomId) =>
           Effect.map(
-            sql<{ status: "open" | "closed" }>`SELECT status FROM rooms WHERE id = ${roomId}`,
+            sql<{ status: "open" | "closed" }>`
+              SELECT CASE WHEN status = 'closed' AND minutes IS NOT NULL THEN 'closed' ELSE 'open' END AS status
+              FROM rooms WHERE id = ${roomId}`,
             (rows) => rows[0]?.status
           ),
         findByChat: (tenantId, chatId) =>
