@@ -259,9 +259,10 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => {
  * What the edge refuses before routing, in one place for every endpoint: a
  * request target too long (414) and a body in a media type the route does not
  * take (415: effect's HttpApi would answer it in plain text). Both are decided
- * from the request line and headers: the body is not read here. Text that is not valid Unicode (a lone UTF-16 surrogate such as
- * `"\ud800"`) is refused (400) where JSON bodies are parsed: effect's HttpApi
- * payload decoder (patches/effect@4.1.0.patch) and `/mcp` (WellFormedJson.ts).
+ * from the request line and headers: the body is not read here. Text that is
+ * not valid Unicode (a lone UTF-16 surrogate such as `"\ud800"`) is refused
+ * (400) where JSON bodies are parsed: effect's HttpApi payload decoder
+ * (patches/effect@4.1.0.patch) and `/mcp` (WellFormedJson.ts).
  */
 const refuseBadInput = (
   request: HttpServerRequest.HttpServerRequest,
