@@ -22,6 +22,7 @@ interface CallFrame {
 interface ProfileNode {
   readonly id: number
   readonly callFrame: CallFrame
+  readonly children?: ReadonlyArray<number>
 }
 
 interface Profile {
@@ -107,7 +108,7 @@ export const packageOf = (file: string, name: string): string => {
     return `native ${name}`
   }
   if (file.startsWith("node:")) return `node: ${file.slice(5).split("/").slice(0, 2).join("/")}`
-  if (file.startsWith("wasm://")) return "PGlite (PostgreSQL in WASM)"
+  if (file.startsWith("wasm://")) return "WASM (caller unknown)"
   const pnpm = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(file)
   const modules = pnpm ?? /node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(file)
   if (modules !== null) {
@@ -135,6 +136,42 @@ export const sinceProfileStart = (path: string, at: number): number =>
   at - (JSON.parse(readFileSync(path, "utf8")) as Profile).startTime / 1000
 
 /**
+ * The package each WebAssembly module of a profile belongs to, named by the
+ * JavaScript that calls into it: a process may run more than one (PGlite's
+ * PostgreSQL, and undici's HTTP parser llhttp under `fetch` and the webhook
+ * deliveries), and V8 names a module only by a hash of its bytes.
+ */
+const wasmOwners = (profile: Profile): ReadonlyMap<string, string> => {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parentOf = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+  const owners = new Map<string, string>()
+  for (const node of profile.nodes) {
+    const { url } = node.callFrame
+    if (!url.startsWith("wasm://") || owners.has(url)) continue
+    let id = parentOf.get(node.id)
+    while (id !== undefined) {
+      const frame = byId.get(id)!.callFrame
+      if (frame.url !== "" && !frame.url.startsWith("wasm://")) {
+        const original = originalOf(frame)
+        const pkg = packageOf(original.file, original.name)
+        owners.set(
+          url,
+          pkg === "@electric-sql/pglite"
+            ? "PGlite (PostgreSQL in WASM)"
+            : pkg === "undici"
+            ? "undici's HTTP parser (llhttp, WASM)"
+            : `${pkg} (WASM)`
+        )
+        break
+      }
+      id = parentOf.get(id)
+    }
+  }
+  return owners
+}
+
+/**
  * Self time per package and per function of a profile, leaving out its first
  * `skipMs` (start-up) and whatever came after `untilMs`.
  */
@@ -153,13 +190,14 @@ export const summarize = (path: string, skipMs = 0, untilMs = Number.POSITIVE_IN
   }
   const packages = new Map<string, number>()
   const functions = new Map<string, number>()
+  const wasmOwner = wasmOwners(profile)
   let busyMs = 0
   for (const [id, ms] of selfMs) {
     const frame = byId.get(id)!.callFrame
     if (frame.functionName === "(idle)") continue
     busyMs += ms
     const original = originalOf(frame)
-    const pkg = packageOf(original.file, original.name)
+    const pkg = wasmOwner.get(frame.url) ?? packageOf(original.file, original.name)
     packages.set(pkg, (packages.get(pkg) ?? 0) + ms)
     const key = functionLabel(original)
     functions.set(key, (functions.get(key) ?? 0) + ms)
