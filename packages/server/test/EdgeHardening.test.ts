@@ -136,6 +136,28 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
         const unknown = yield* http("/v1/nothing-here", { method: "PUT" })
         assert.strictEqual(unknown.status, 404)
       }))
+
+    it.effect("a path parameter the router refuses (bad percent-encoding, over 100 characters) is a 400 {error}, not a 405 for the method it used", () =>
+      Effect.gen(function*() {
+        const cases: ReadonlyArray<readonly [string, string]> = [
+          ["GET", "/v1/agents/%ZZ"],
+          ["DELETE", "/v1/keys/%E0%A4%A"],
+          ["POST", "/v1/actions/%ED%A0%80/execute"],
+          ["GET", "/api/rooms/%"]
+        ]
+        for (const [method, path] of cases) {
+          const answer = yield* http(path, { method })
+          assert.strictEqual(answer.status, 400, `${method} ${path}`)
+          assert.strictEqual(answer.headers.get("allow"), null, `${method} ${path}`)
+          assert.strictEqual(answer.body._tag, "InvalidRequest")
+          assert.match(answer.body.error, /malformed percent-encoding.*%25/)
+        }
+        const long = yield* http(`/v1/agents/${"a".repeat(101)}`)
+        assert.strictEqual(long.status, 400)
+        assert.match(long.body.error, /longer than 100 characters/)
+        const longOnDelete = yield* http(`/api/webhook-subs/${"b".repeat(150)}`, { method: "DELETE" })
+        assert.strictEqual(longOnDelete.status, 400)
+      }))
   })
 
   describe("sizes", () => {

@@ -396,6 +396,9 @@ layer(testServer(), serverSuite)("SCIM discovery and errors at the edge", (it) =
         const wrongOnItem = yield* scim.post(`/Users/${crypto.randomUUID()}`, {})
         assert.isTrue(isScimError(wrongOnItem, 405))
         assert.strictEqual(wrongOnItem.headers.get("allow"), "GET, PUT, PATCH, DELETE")
+        const badlyEncoded = yield* scim.get("/Users/%ED%A0%80")
+        assert.isTrue(isScimError(badlyEncoded, 400))
+        assert.match(badlyEncoded.body.detail, /malformed percent-encoding/)
         const tooLarge = yield* scim.post("/Users", { userName: "big@example.com", title: "x".repeat(2 * 1024 * 1024) })
         assert.isTrue(isScimError(tooLarge, 413))
         const wrongType = yield* scim.post("/Users", "userName=x", {

@@ -73,6 +73,26 @@ const pathOf = (url: string) => {
   return query === -1 ? url : url.slice(0, query)
 }
 
+/** The longest path parameter effect's router takes (find-my-way's `maxParamLength`); ids are far shorter. */
+const maxPathParameterLength = 100
+
+/**
+ * Why the router refused a path whose shape names a route of its method: a
+ * percent-encoding that does not decode (a `%` not followed by two hex
+ * digits, or bytes that are not UTF-8), or a parameter over the router's
+ * length limit.
+ */
+const pathParameterProblem = (path: string): string => {
+  try {
+    decodeURIComponent(path)
+  } catch {
+    return `Invalid path ${path}: it holds a malformed percent-encoding (a % not followed by two hexadecimal digits, or bytes that are not UTF-8); encode a literal % as %25.`
+  }
+  return path.split("/").some((segment) => segment.length > maxPathParameterLength)
+    ? `Invalid path parameter: longer than ${maxPathParameterLength} characters; no id of this API is that long.`
+    : `Invalid path parameter in ${path}.`
+}
+
 /** An error of the domain's `Errors` (its `_tag` names it), answered with `status`. */
 interface EdgeError {
   readonly _tag: string
@@ -141,6 +161,12 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
           return Effect.succeed(errorResponse(path, 501, new Errors.NotImplemented({ error: unsupported })))
         }
         const allowed = allowedMethods(path)
+        if (allowed.includes(request.method)) {
+          // The method's own route has this shape, yet the router refused a path parameter.
+          return Effect.succeed(
+            errorResponse(path, 400, new Errors.InvalidRequest({ error: pathParameterProblem(path) }))
+          )
+        }
         return Effect.succeed(
           allowed.length > 0
             ? errorResponse(
@@ -185,7 +211,11 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
       return Effect.succeed(errorResponse(
         path,
         400,
-        new Errors.InvalidRequest({ error: "Invalid request body: text must not contain NUL (\\u0000) characters." })
+        new Errors.InvalidRequest({
+          error: request.url.includes("%00")
+            ? "Invalid path or query parameter: text must not contain NUL (%00) characters."
+            : "Invalid request body: text must not contain NUL (\\u0000) characters."
+        })
       ))
     }
     if (isVanishedReference(error)) {
