@@ -11,3 +11,35 @@ export const isStorable = Schema.isPattern(/^[^\u0000]*$/, { message: "must not 
 
 /** A string without NUL characters. */
 export const StorableString = Schema.String.check(isStorable)
+
+/** How many Unicode code points a string holds (a surrogate pair counts once). */
+const codePoints = (text: string): number => {
+  let count = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    // A high surrogate followed by a low one is one code point: skip the low one.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    count++
+  }
+  return count
+}
+
+/**
+ * Between `min` and `max` characters, counted as JSON Schema counts them
+ * (Unicode code points), so the contract's `minLength` and `maxLength` are the
+ * rule itself. effect's `isMinLength` counts UTF-16 code units and therefore
+ * publishes half its bound as `minLength` (16 became 8 in `/openapi.json`);
+ * for a bound that matters to a client (a secret's 16) the published figure
+ * must be the one the server applies.
+ */
+export const isCharacterCountBetween = (min: number, max: number) =>
+  Schema.makeFilter((text: string) => {
+    const count = codePoints(text)
+    return count >= min && count <= max
+  }, {
+    expected: `a value of ${min} to ${max} characters`,
+    toJsonSchema: () => ({ minLength: min, maxLength: max })
+  })

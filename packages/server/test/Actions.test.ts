@@ -379,6 +379,7 @@ layer(testServer({ ACTIONS_TIMEOUT_MS: "2000" }), serverSuite)("actions", (it) =
         )
         assert.include(yield* attempt({ url: "ftp://example.com/file" }), "url: must be an absolute http or https URL")
         assert.include(yield* attempt({ url: "/relative" }), "url: must be an absolute http or https URL")
+        assert.include(yield* attempt({ url: "https:///tickets" }), "url: must be an absolute http or https URL")
         assert.include(
           yield* attempt({ headers: { "bad header": "x" } }),
           "headers: `bad header` is not a valid HTTP header name"

@@ -157,10 +157,20 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
           assert.match(filter.body.error, /event_filter/)
           const short = yield* http(
             "/api/webhook-subs",
-            json("POST", { name: "x", url: "https://8.8.8.8/", signing_secret: "short" }, { cookie })
+            json("POST", { name: "x", url: "https://8.8.8.8/", signing_secret: "fifteen-chars-x" }, { cookie })
           )
           assert.strictEqual(short.status, 400)
-          assert.match(short.body.error, /signing_secret/)
+          assert.match(short.body.error, /signing_secret: Expected a value of 16 to 256 characters/)
+          // The contract publishes the rule the server applies (effect's own check would publish minLength 8).
+          const contract = yield* http("/openapi.json")
+          const created = contract.body.paths["/api/webhook-subs"].post.requestBody.content["application/json"].schema
+          const secret = created.properties.signing_secret.anyOf.find((s: { type?: string }) => s.type === "string")
+          assert.deepInclude(secret, { minLength: 16, maxLength: 256 })
+          for (const hostless of ["http:///hook", "https:8.8.8.8/hook", "https://:443/hook"]) {
+            const refused = yield* http("/api/webhook-subs", json("POST", { name: "x", url: hostless }, { cookie }))
+            assert.strictEqual(refused.status, 400, hostless)
+            assert.match(refused.body.error, /`url` is not a valid absolute URL with a host/)
+          }
           const nul = yield* http(
             "/api/webhook-subs",
             json("POST", { name: "a\u0000b", url: "https://8.8.8.8/" }, { cookie })
@@ -318,8 +328,24 @@ layer(testServer({ WEBHOOK_MAX_ATTEMPTS: "2", WEBHOOK_RETRY_BASE_MS: "100" }), s
         Effect.gen(function*() {
           const receiver = yield* localServer(() => ({ status: 200 }))
           const subscription = yield* subscribe({ name: "paged", url: receiver.url })
+          // The next sequence numbers cross a power of ten (…, 99, 100, 101): as text, "99" sorts after "101".
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`
+            SELECT setval(pg_get_serial_sequence('webhook_deliveries', 'seq'),
+                          power(10, length((SELECT coalesce(max(seq), 0) + 3 FROM webhook_deliveries)::text))::bigint - 2)`
           for (let i = 0; i < 3; i++) yield* fireEvent(i !== 1)
           yield* receiver.waitFor(3).pipe(Effect.timeout("20 seconds"))
+          const one = yield* logOf(subscription.id, { limit: 1 })
+          const two = yield* logOf(subscription.id, { limit: 1, cursor: one.next_cursor! })
+          const three = yield* logOf(subscription.id, { limit: 1, cursor: two.next_cursor! })
+          assert.isNull(three.next_cursor)
+          const queued = yield* sql<{ id: string }>`
+            SELECT id FROM webhook_deliveries WHERE subscription_id = ${subscription.id} ORDER BY seq DESC`
+          assert.deepStrictEqual(
+            [...one.deliveries, ...two.deliveries, ...three.deliveries].map((d) => d.id),
+            queued.map((row) => row.id),
+            "one at a time, newest first"
+          )
           const first = yield* logOf(subscription.id, { limit: 2 })
           assert.strictEqual(first.deliveries.length, 2)
           assert.isNotNull(first.next_cursor)

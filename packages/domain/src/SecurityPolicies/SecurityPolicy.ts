@@ -1,5 +1,6 @@
 /** Tenant security policies: IP allowlist and password policy (fields designed here; spec: "not shown"). */
 import { Schema } from "effect"
+import { isCharacterCountBetween } from "../Text.ts"
 
 export const IpRule = Schema.Struct({
   id: Schema.String,
@@ -11,7 +12,7 @@ export const IpRule = Schema.Struct({
 export const IpRuleList = Schema.Struct({ rules: Schema.Array(IpRule) })
 
 export const CreateIpRule = Schema.Struct({
-  cidr: Schema.String.check(Schema.isMinLength(2), Schema.isMaxLength(64)),
+  cidr: Schema.String.check(isCharacterCountBetween(2, 64)),
   description: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(500)))),
   force: Schema.optionalKey(Schema.Boolean).annotate({
     description: "Add the rule even though the caller's current IP would be locked out"

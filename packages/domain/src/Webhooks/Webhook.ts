@@ -1,6 +1,6 @@
 /** Outbound webhook subscriptions and deliveries (spec: "Outbound webhooks"). */
 import { Schema } from "effect"
-import { StorableString } from "../Text.ts"
+import { isCharacterCountBetween, StorableString } from "../Text.ts"
 
 export const EventFilter = Schema.Literals(["on_action_executed", "on_action_failed", "*"])
 export type EventFilter = typeof EventFilter.Type
@@ -26,7 +26,7 @@ export const WebhookSubscription = Schema.Struct({
 export const WebhookSubscriptionList = Schema.Struct({ subscriptions: Schema.Array(WebhookSubscription) })
 
 const Url = StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(2048)).annotate({ format: "uri" })
-const Secret = Schema.String.check(Schema.isMinLength(16), Schema.isMaxLength(256))
+const Secret = Schema.String.check(isCharacterCountBetween(16, 256))
 
 export const CreateWebhookSubscription = Schema.Struct({
   name: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(200)),

@@ -10,6 +10,7 @@
 import { ActionAdmin, type Actions } from "@agent-platform/domain"
 import { Schema } from "effect"
 import { fillPlaceholders, isHeaderName, isHeaderValue, referencedSecrets, urlPlaceholders } from "./ActionRequest.ts"
+import { namesHost } from "./OutboundGuard.ts"
 
 export interface ActionDefinition {
   readonly url: string
@@ -36,8 +37,8 @@ const urlProblems = (definition: ActionDefinition): Array<string> => {
     .map((name) => `url: the placeholder \`{${name}}\` names no declared parameter`)
   const filled = fillPlaceholders(definition.url, "p")
   const url = URL.canParse(filled) ? new URL(filled) : undefined
-  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
-    problems.push("url: must be an absolute http or https URL")
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || !namesHost(filled)) {
+    problems.push("url: must be an absolute http or https URL with a host (https://host/path)")
   }
   return problems
 }

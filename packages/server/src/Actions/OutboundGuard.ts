@@ -26,6 +26,20 @@ import { isIP } from "node:net"
 import * as Os from "node:os"
 import { ServerConfig } from "../Platform/Config.ts"
 
+/**
+ * Whether an absolute URL names its host as written (`https://host/...`).
+ * The WHATWG parser repairs `http:///x` and `https:x` into `http://x/` and
+ * `https://x/`: a destination a user did not type, so outbound URLs with no
+ * host between `//` and the path are refused instead.
+ */
+export const namesHost = (raw: string): boolean => {
+  const written = /^[a-z][a-z\d+.-]*:\/\/([^/?#\\]*)/i.exec(raw.trim())
+  if (written === null) return false
+  const authority = written[1].slice(written[1].lastIndexOf("@") + 1)
+  const host = authority.startsWith("[") ? authority : authority.replace(/:\d*$/, "")
+  return host.length > 0
+}
+
 /** An outbound call the guard will not make; `message` says why and what to change. */
 export class OutboundRefused extends Schema.TaggedError<OutboundRefused>()("OutboundRefused", {
   message: Schema.String

@@ -296,7 +296,7 @@ export class WebhookDeliveriesRepo extends Context.Service<WebhookDeliveriesRepo
           FROM webhook_deliveries
           WHERE tenant_id = ${options.tenantId} AND subscription_id = ${options.subscriptionId}
             AND (${options.before}::bigint IS NULL OR seq < ${options.before}::bigint)
-          ORDER BY seq DESC
+          ORDER BY webhook_deliveries.seq DESC -- the column: seq alone would name the text alias above
           LIMIT ${options.limit}`
 
       const findStatus = (

@@ -13,7 +13,7 @@ import { Cache, Clock, Context, Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
-import { OutboundGuard } from "../Actions/OutboundGuard.ts"
+import { namesHost, OutboundGuard } from "../Actions/OutboundGuard.ts"
 import { AuditLog } from "../Audit/AuditLog.ts"
 import { type DecryptionFailed, Encryption } from "../Platform/Encryption.ts"
 import { isUuid } from "../Platform/Ids.ts"
@@ -122,7 +122,11 @@ export class WebhookSubscriptions extends Context.Service<WebhookSubscriptions, 
       const guard = yield* OutboundGuard
 
       const validateUrl = Effect.fnUntraced(function*(raw: string) {
-        if (!URL.canParse(raw)) return yield* new Errors.InvalidRequest({ error: "`url` is not a valid absolute URL" })
+        if (!URL.canParse(raw) || !namesHost(raw)) {
+          return yield* new Errors.InvalidRequest({
+            error: "`url` is not a valid absolute URL with a host (https://host/path)"
+          })
+        }
         const url = new URL(raw)
         const allowed = url.protocol === "https:" || (guard.allowPrivateNetworks && url.protocol === "http:")
         if (!allowed) {
