@@ -128,6 +128,9 @@ layer(testServer(), serverSuite)("exports", (it) => {
       const unknown = yield* get(w, "/api/export/conversations?group_id=no-such-space")
       assert.strictEqual(unknown.status, 404)
       assert.match(unknown.body.error, /group_id takes a space's id or code/)
+      const nul = yield* get(w, "/api/export/conversations?group_id=%00")
+      assert.strictEqual(nul.status, 400)
+      assert.match(nul.body.error, /^Invalid query parameter: group_id: must not contain NUL/)
     }))
 
   it.effect("metrics: a CSV row per day and space with chats, messages, tokens and actions", () =>

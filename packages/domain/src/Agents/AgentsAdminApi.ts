@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { doc } from "../Doc.ts"
 import { AccessDenied, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
+import { StorableString } from "../Text.ts"
 import { Deleted } from "../Webhooks/Webhook.ts"
 import { AdminAgent, AssignActions, CreateAgent, UpdateAgent } from "./AgentAdmin.ts"
 
@@ -20,7 +21,7 @@ const id = { id: Schema.String }
 export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
   .add(
     HttpApiEndpoint.get("list", "/", {
-      query: { space_id: Schema.optionalKey(Schema.String) },
+      query: { space_id: Schema.optionalKey(StorableString) },
       success: Schema.Struct({ agents: Schema.Array(AdminAgent) }),
       error: [AccessDenied, NotImplemented]
     }).annotateMerge(doc(

@@ -5,6 +5,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
+import { StorableString } from "../Text.ts"
 import { Csv, DateRange, Html, RoiSettings, UpdateRoiSettings } from "./Export.ts"
 
 export { Csv, Html } from "./Export.ts"
@@ -18,7 +19,7 @@ export class ExportsApi extends HttpApiGroup.make("exports")
     HttpApiEndpoint.get("conversations", "/conversations", {
       query: {
         ...DateRange,
-        group_id: Schema.optionalKey(Schema.String).annotate({ description: "Only this space (its id or code)" })
+        group_id: Schema.optionalKey(StorableString).annotate({ description: "Only this space (its id or code)" })
       },
       success: Csv,
       error: [InvalidRequest, NotFound]

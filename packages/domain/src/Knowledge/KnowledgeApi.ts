@@ -6,13 +6,14 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { doc } from "../Doc.ts"
 import { InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { ApiKeyAuth, RateLimitClass, RequiredScopes } from "../Security.ts"
+import { StorableString } from "../Text.ts"
 import { IngestAccepted, IngestRequest, KnowledgeFileDeleted, KnowledgeFileList } from "./KnowledgeFile.ts"
 
 /** Knowledge files over the API-key interface (`/v1/knowledge`). */
 export class KnowledgeApi extends HttpApiGroup.make("knowledge")
   .add(
     HttpApiEndpoint.get("list", "/", {
-      query: { agent_id: Schema.optionalKey(Schema.String) },
+      query: { agent_id: Schema.optionalKey(StorableString) },
       success: KnowledgeFileList,
       error: [InvalidRequest, NotImplemented]
     })

@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { doc, openBody } from "../Doc.ts"
 import { AccessDenied, InvalidRequest, NotFound } from "../Errors.ts"
 import { SessionAuth } from "../Security.ts"
+import { StorableString } from "../Text.ts"
 import {
   AddParticipant,
   AppendedMessage,
@@ -49,7 +50,7 @@ The caller and the blueprint's agents take part in a new room; a caller who find
     )),
     HttpApiEndpoint.get("list", "/", {
       query: {
-        blueprint_id: Schema.optionalKey(Schema.String),
+        blueprint_id: Schema.optionalKey(StorableString),
         status: Schema.optionalKey(RoomStatus),
         limit: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(100))),
         cursor: Schema.optionalKey(Schema.String)
@@ -96,7 +97,7 @@ The caller and the blueprint's agents take part in a new room; a caller who find
     )),
     HttpApiEndpoint.get("invitableUsers", "/:id/invitable-users", {
       params: id,
-      query: { q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))) },
+      query: { q: Schema.optionalKey(StorableString.check(Schema.isMaxLength(200))) },
       success: Schema.Array(InvitableUser),
       error: [InvalidRequest, NotFound, NotParticipant]
     }).annotateMerge(doc(
