@@ -2,7 +2,14 @@
  * Composes the service: storage, the HTTP API and the scheduled workers, as
  * the process role asks (`all`, `api` or `jobs`).
  */
-import { Api, ApiKeyAuth, ScimAuth, SessionAuth, WarRoomsEnabled } from "@agent-platform/domain"
+import {
+  Api,
+  ApiKeyAuth,
+  RoomSocket as RoomSocketFrames,
+  ScimAuth,
+  SessionAuth,
+  WarRoomsEnabled
+} from "@agent-platform/domain"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, FileSystem, Layer, Logger, Path, Scope } from "effect"
@@ -273,7 +280,9 @@ export const HttpServerLive = Layer.effect(
       }), {
       host: config.host,
       port: config.port,
-      gracefulShutdownTimeout: "10 seconds"
+      gracefulShutdownTimeout: "10 seconds",
+      // ws reads frames of up to 100 MiB by default; the room socket's requests are far smaller.
+      websocket: { maxPayload: RoomSocketFrames.maxClientFrameBytes }
     })
     const context = requestContext(yield* Effect.context<RequestServices>(), routes)
     yield* server.serve(handler).pipe(Effect.updateContext((_: Context.Context<never>) => context))

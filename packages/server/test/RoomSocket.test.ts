@@ -21,7 +21,7 @@ import { DatabaseMode } from "../src/Platform/Database.ts"
 import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import { makeApp } from "../src/Server.ts"
 import { anaAndBoInARoom, newRoom, person, roomSpace, setRoomsFlag, socketUrl } from "./RoomsFixtures.ts"
-import { http, layer as testServer, serverSuite, sessionCookie } from "./TestServer.ts"
+import { adminClient, http, layer as testServer, serverSuite, sessionCookie } from "./TestServer.ts"
 
 const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -305,6 +305,50 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
         assert.deepStrictEqual(seqs, Array.from({ length: 702 }, (_, i) => i + 1))
         assert.deepStrictEqual(socket.frames.map((frame) => frame.room_status), ["closed", "closed"])
       }).pipe(Effect.orDie))
+
+    it.effect("an append after a logout, a block or the flag turned off closes the socket with 4403 and is not stored", () =>
+      Effect.gen(function*() {
+        const admin = yield* adminClient
+        const endings: ReadonlyArray<
+          readonly [string, (ana: { id: string; client: Sdk.Connected }) => Effect.Effect<void>]
+        > = [
+          ["logout", (ana) => Effect.asVoid(Effect.orDie(ana.client.api.auth.logout()))],
+          [
+            "block",
+            (ana) =>
+              Effect.asVoid(
+                Effect.orDie(admin.api.admin.updateUser({ params: { id: ana.id }, payload: { blocked: true } }))
+              )
+          ],
+          ["flag off", () => setRoomsFlag(false)]
+        ]
+        for (const [name, end] of endings) {
+          const { ana, bo, room } = yield* anaAndBoInARoom
+          const socket = yield* openSocket(yield* socketUrl(room.chat_id), ana.client)
+          yield* socket.next(() => true)
+          yield* end(ana)
+          yield* socket.send({ type: "append", content: `after the ${name}` })
+          // Well before the 15 s heartbeat would notice.
+          const code = yield* socket.closed.pipe(Effect.timeout("5 seconds"))
+          assert.strictEqual(code, 4403, name)
+          yield* setRoomsFlag(true)
+          const polled = yield* bo.client.api.roomChats.poll({ params: { id: room.chat_id }, query: {} })
+          assert.deepStrictEqual(polled.messages.filter((m) => m.content === `after the ${name}`), [], name)
+        }
+      }).pipe(Effect.ensuring(setRoomsFlag(true))))
+
+    it.effect("a client frame over 128 KiB closes the socket with 1009; an append of 16,000 characters fits", () =>
+      Effect.gen(function*() {
+        const { ana, room } = yield* anaAndBoInARoom
+        const socket = yield* openSocket(yield* socketUrl(room.chat_id), ana.client)
+        yield* socket.next(() => true)
+        // The largest append, every character escaped in the JSON (\\u00e9, six bytes for é): about 96 KB.
+        yield* Effect.sync(() => socket.socket.send(`{"type":"append","content":"${"\\u00e9".repeat(16_000)}"}`))
+        const reply = yield* socket.next((frame) => frame.type === "appended" || frame.type === "error")
+        assert.strictEqual(reply.type, "appended")
+        yield* socket.send({ type: "append", content: "x".repeat(200_000) })
+        assert.strictEqual(yield* socket.closed.pipe(Effect.timeout("5 seconds")), 1009)
+      }))
 
     it.effect("refuses before the upgrade: 401 without a session, 403 for a non-participant or a foreign Origin, 404, 426 without an upgrade", () =>
       Effect.gen(function*() {

@@ -20,6 +20,13 @@ export const AppendRequest = Schema.Struct({
 
 export const ClientFrame = AppendRequest
 
+/**
+ * The largest client frame the server reads, in bytes: an append of 16,000
+ * characters, each escaped in JSON as `\uXXXX` at worst, fits. A larger one
+ * closes the connection with 1009 (message too big).
+ */
+export const maxClientFrameBytes = 128 * 1024
+
 /** Server → client: the append result. */
 export const AppendReply = Schema.Struct({
   type: Schema.Literal("appended"),

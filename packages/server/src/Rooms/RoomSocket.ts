@@ -7,7 +7,9 @@
  * the close (a last frame with `room_status: closed`, then close code 1000).
  * While connected the person is `online`; every 15 s the connection renews
  * that and checks that access still holds — the session alive, the flag on,
- * still a participant — else it closes with 4403.
+ * still a participant — else it closes with 4403; an append checks the same
+ * first. A client frame over `maxClientFrameBytes` closes the connection with
+ * 1009 (the server's WebSocket option, set in `Server.ts`).
  */
 import { type Rooms as RoomSchemas, RoomSocket as Frames, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer, Queue, Schema, type Scope } from "effect"
@@ -30,6 +32,8 @@ const sharedText = new WeakMap<FeedUpdate, string>()
 class Ended {
   constructor(readonly code: number, readonly reason: string) {}
 }
+
+const revoked = new Ended(Frames.closeCodes.accessRevoked, "access revoked")
 
 export class RoomSocket extends Context.Service<RoomSocket, {
   /** Serves an upgraded connection of an authorized participant until either side ends it. */
@@ -59,6 +63,11 @@ export class RoomSocket extends Context.Service<RoomSocket, {
         writer: Socket.Writer
       ) {
         const { user, room } = input
+        /** The session alive (signed in, the user active and not blocked), the flag on, still a participant. */
+        const accessHolds = Effect.gen(function*() {
+          return (yield* Effect.orDie(repo.sessionAlive(user.sessionId))) && (yield* flag.isEnabled(user.tenantId)) &&
+            (yield* Effect.orDie(repo.isParticipant(room.id, user.userId)))
+        })
         const updates = yield* feeds.listen(room)
         const pull = yield* Socket.readerString(input.socket)
         const send = (value: unknown) => writer.write(JSON.stringify(value))
@@ -131,6 +140,9 @@ export class RoomSocket extends Context.Service<RoomSocket, {
               })
             }
             const request = decoded.value
+            // Access is checked again for each append, as the HTTP append checks it for each request:
+            // a logout, a block or the flag turned off stops appends at once, not at the next heartbeat.
+            if (!(yield* accessHolds)) return yield* Effect.fail(revoked)
             const echo = request.request_id === undefined ? {} : { request_id: request.request_id }
             yield* chat.appendTo(user, room, request.content).pipe(
               Effect.matchEffect({
@@ -149,10 +161,7 @@ export class RoomSocket extends Context.Service<RoomSocket, {
 
         const heartbeat = Effect.gen(function*() {
           yield* chat.touch(room, user.userId, presenceSeconds)
-          const alive = yield* Effect.orDie(repo.sessionAlive(user.sessionId))
-          const allowed = alive && (yield* flag.isEnabled(user.tenantId)) &&
-            (yield* Effect.orDie(repo.isParticipant(room.id, user.userId)))
-          if (!allowed) return yield* Effect.fail(new Ended(Frames.closeCodes.accessRevoked, "access revoked"))
+          if (!(yield* accessHolds)) return yield* Effect.fail(revoked)
         }).pipe(Effect.delay(`${heartbeatSeconds} seconds`), Effect.forever)
 
         return yield* Effect.raceAllFirst([follow, read, heartbeat])
