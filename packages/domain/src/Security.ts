@@ -136,7 +136,7 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
   "@agent-platform/domain/Security/ApiKeyAuth",
   {
     security: { apiKey: apiKeySecurity },
-    error: [Unauthenticated, ScopeMissing, RateLimited]
+    error: [Unauthenticated, AccountBlocked, ScopeMissing, RateLimited]
   }
 ) {}
 

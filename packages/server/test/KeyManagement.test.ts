@@ -118,12 +118,24 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         const { key } = yield* ana.client.api.keys.create({ payload: { name: "ana's", scopes: ["agents:read"] } })
         assert.strictEqual(yield* agentsStatus(key), 200)
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { blocked: true } })
+        // The spec's 403 for a blocked account: the key still says who it is, its owner may not act.
         const refused = yield* http("/v1/agents", { headers: bearer(key) })
-        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.status, 403)
+        assert.strictEqual(refused.body._tag, "AccountBlocked")
         assert.strictEqual(
           refused.body.error,
           "This key's owner is blocked: the key works again once an administrator unblocks them."
         )
+        const chat = yield* http("/v1/chat/completions", {
+          method: "POST",
+          headers: { ...bearer(key), "content-type": "application/json" },
+          body: JSON.stringify({ message: "hello" })
+        })
+        assert.strictEqual(chat.status, 403)
+        assert.strictEqual(chat.body._tag, "AccountBlocked")
+        const onSessionEndpoint = yield* http("/v1/keys", { headers: bearer(key) })
+        assert.strictEqual(onSessionEndpoint.status, 403)
+        assert.strictEqual(onSessionEndpoint.body._tag, "AccountBlocked")
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { blocked: false } })
         assert.strictEqual(yield* agentsStatus(key), 200)
       }))
@@ -136,7 +148,8 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         assert.strictEqual(yield* agentsStatus(key), 200)
         yield* admin.api.admin.updateUser({ params: { id: ana.id }, payload: { active: false } })
         const refused = yield* http("/v1/agents", { headers: bearer(key) })
-        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.status, 403)
+        assert.strictEqual(refused.body._tag, "AccountBlocked")
         assert.strictEqual(
           refused.body.error,
           "This key's owner is deactivated: the key works again once an administrator reactivates them."
@@ -155,7 +168,8 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         assert.strictEqual(yield* agentsStatus(narrow.key), 200)
         yield* admin.api.admin.updateUser({ params: { id: carol.id }, payload: { role_id: "r_user" } })
         const refused = yield* http("/v1/agents", { headers: bearer(broad.key) })
-        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.status, 403)
+        assert.strictEqual(refused.body._tag, "ScopeMissing")
         assert.match(refused.body.error, /^This key's owner's role \(r_user\) no longer allows its scope `analytics`/)
         assert.strictEqual(yield* agentsStatus(narrow.key), 200)
       }))
@@ -169,11 +183,11 @@ layer(testServer(), serverSuite)("API key management", (it) => {
         yield* sql`UPDATE users SET active = false WHERE id = ${ana.id}`
         const deadline = Date.now() + 10_000
         let status = yield* agentsStatus(key)
-        while (status !== 401 && Date.now() < deadline) {
+        while (status !== 403 && Date.now() < deadline) {
           yield* Effect.sleep("20 millis")
           status = yield* agentsStatus(key)
         }
-        assert.strictEqual(status, 401)
+        assert.strictEqual(status, 403)
       }))
   })
 })

@@ -20,22 +20,39 @@ export interface KeyOwner {
 }
 
 /**
- * Why a key with `scopes` does not work for its owner now, said to whoever
- * holds the key (it proved it has the secret); undefined when it works. A key
- * without an owner (a deleted user) does not work.
+ * Why a key does not work for its owner now, said to whoever holds the key
+ * (it proved it has the secret), and how it is answered: 401 when the key no
+ * longer identifies anyone (its owner was deleted), 403 when it does but the
+ * owner may not act — blocked or deactivated (`AccountBlocked`: the spec's
+ * "blocked account"), or a role that no longer allows a scope of the key
+ * (`ScopeMissing`: "insufficient permission").
  */
-export const keyRefusal = (owner: KeyOwner | undefined, scopes: ReadonlyArray<string>): string | undefined => {
-  if (owner === undefined) return "This key's owner no longer exists: use a key of an active user."
+export interface KeyRefusal {
+  readonly answer: "Unauthenticated" | "AccountBlocked" | "ScopeMissing"
+  readonly error: string
+}
+
+/** Why a key with `scopes` does not work for its owner now; undefined when it works. */
+export const keyRefusal = (owner: KeyOwner | undefined, scopes: ReadonlyArray<string>): KeyRefusal | undefined => {
+  if (owner === undefined) {
+    return { answer: "Unauthenticated", error: "This key's owner no longer exists: use a key of an active user." }
+  }
   if (owner.blocked || !owner.active) {
-    return `This key's owner is ${
-      owner.blocked ? "blocked" : "deactivated"
-    }: the key works again once an administrator ${owner.blocked ? "unblocks" : "reactivates"} them.`
+    return {
+      answer: "AccountBlocked",
+      error: `This key's owner is ${
+        owner.blocked ? "blocked" : "deactivated"
+      }: the key works again once an administrator ${owner.blocked ? "unblocks" : "reactivates"} them.`
+    }
   }
   if (!mayHoldScopes(owner.role, scopes)) {
     const refused = scopes.filter((scope) => !mayHoldScopes(owner.role, [scope]))
-    return `This key's owner's role (${owner.role}) no longer allows its scope${refused.length === 1 ? "" : "s"} ${
-      refused.map((s) => `\`${s}\``).join(", ")
-    }: use a key of a user whose role does, or create one without ${refused.length === 1 ? "it" : "them"}.`
+    return {
+      answer: "ScopeMissing",
+      error: `This key's owner's role (${owner.role}) no longer allows its scope${refused.length === 1 ? "" : "s"} ${
+        refused.map((s) => `\`${s}\``).join(", ")
+      }: use a key of a user whose role does, or create one without ${refused.length === 1 ? "it" : "them"}.`
+    }
   }
   return undefined
 }

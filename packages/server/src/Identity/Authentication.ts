@@ -47,6 +47,7 @@ const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefi
 type Outcome =
   | { readonly _tag: "Ok"; readonly principal: KeyPrincipal }
   | { readonly _tag: "Unauthenticated"; readonly error: string }
+  | { readonly _tag: "AccountBlocked"; readonly error: string }
   | { readonly _tag: "ScopeMissing"; readonly error: string }
   | { readonly _tag: "RateLimited"; readonly error: string }
 
@@ -74,7 +75,7 @@ const makeAuthorizeKey = (keys: ApiKeys["Service"], limits: RateLimits["Service"
     endpoint: HttpApiEndpoint.Top,
     info: RequestInfo
   ): Eager<Outcome> => {
-    if (verdict._tag === "KeyRefused") return { _tag: "Unauthenticated", error: verdict.error }
+    if (verdict._tag === "KeyRefused") return { _tag: verdict.answer, error: verdict.error }
     info.tenantId = verdict.tenantId
     const required = Context.get(endpoint.annotations, RequiredScopes)
     if (required.length > 0 && !required.some((scope) => verdict.scopes.includes(scope))) {
@@ -111,8 +112,9 @@ type KeyMiddlewareInput = Parameters<(typeof ApiKeyAuth)["Service"]["apiKey"]>[0
  * A Bearer-key middleware answering refusals with the given errors: the
  * contract's `{error}` bodies for `/v1`, SCIM's own error schema for SCIM.
  */
-const keyMiddleware = <E1, E2, E3>(refuse: {
+const keyMiddleware = <E1, E2, E3, E4>(refuse: {
   readonly unauthenticated: (error: string) => E1
+  readonly accountBlocked: (error: string) => E4
   readonly scopeMissing: (error: string) => E2
   readonly rateLimited: (error: string) => E3
 }) =>
@@ -126,13 +128,15 @@ const keyMiddleware = <E1, E2, E3>(refuse: {
       Effect.withFiber((fiber) => {
         const respond = (outcome: Outcome): Effect.Effect<
           Effect.Success<KeyMiddlewareInput>,
-          Effect.Error<KeyMiddlewareInput> | E1 | E2 | E3
+          Effect.Error<KeyMiddlewareInput> | E1 | E2 | E3 | E4
         > => {
           switch (outcome._tag) {
             case "Ok":
               return Effect.provideService(httpEffect, CurrentPrincipal, outcome.principal)
             case "Unauthenticated":
               return Effect.fail(refuse.unauthenticated(outcome.error))
+            case "AccountBlocked":
+              return Effect.fail(refuse.accountBlocked(outcome.error))
             case "ScopeMissing":
               return Effect.fail(refuse.scopeMissing(outcome.error))
             case "RateLimited":
@@ -149,6 +153,7 @@ export const ApiKeyAuthLive = Layer.effect(
   Effect.map(
     keyMiddleware({
       unauthenticated: (error) => new Errors.Unauthenticated({ error }),
+      accountBlocked: (error) => new Errors.AccountBlocked({ error }),
       scopeMissing: (error) => new Errors.ScopeMissing({ error }),
       rateLimited: (error) => new Errors.RateLimited({ error })
     }),
@@ -161,8 +166,10 @@ export const ScimAuthLive = Layer.effect(
   Effect.map(
     keyMiddleware({
       unauthenticated: (error) => new Scim.ScimUnauthorized(Scim.scimError(401, error)),
+      accountBlocked: (error) => new Scim.ScimForbidden(Scim.scimError(403, error)),
       scopeMissing: (error) => new Scim.ScimForbidden(Scim.scimError(403, error)),
-      rateLimited: (error) => new Scim.ScimRateLimited(Scim.scimError(429, error, "tooMany"))
+      // RFC 7644 defines no scimType for a 429 (its `tooMany` is a 400 for a filter with too many results).
+      rateLimited: (error) => new Scim.ScimRateLimited(Scim.scimError(429, error))
     }),
     (apiKey) => ScimAuth.of({ apiKey })
   )
@@ -185,7 +192,10 @@ export const SessionAuthLive = Layer.effect(
           const bearer = bearerOf(request)
           if (bearer !== undefined) {
             const key = yield* keys.verify(bearer)
-            if (key._tag === "KeyRefused") return yield* new Errors.Unauthenticated({ error: key.error })
+            if (key._tag === "KeyRefused") {
+              if (key.answer === "Unauthenticated") return yield* new Errors.Unauthenticated({ error: key.error })
+              if (key.answer === "AccountBlocked") return yield* new Errors.AccountBlocked({ error: key.error })
+            }
             return yield* new Errors.SessionRequired({
               error: "This endpoint needs a signed-in session and refuses API keys: sign in with POST /api/auth/login."
             })

@@ -18,7 +18,7 @@
 import type { KeyPrincipal } from "@agent-platform/domain"
 import { Array as Arr, Cache, Context, Duration, Effect, Exit, Layer, Request, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { keyRefusal } from "../Access/KeyPolicy.ts"
+import { type KeyRefusal, keyRefusal } from "../Access/KeyPolicy.ts"
 import { groupCommit } from "../Platform/GroupCommit.ts"
 import { everything, ownerChangeCache, ReplicaCaches } from "../Platform/ReplicaCaches.ts"
 import { KeysRepo, type VerifiableKeyRow } from "./KeysRepo.ts"
@@ -26,17 +26,20 @@ import { KeysRepo, type VerifiableKeyRow } from "./KeysRepo.ts"
 /** What an eviction drops: one key (by hash), or every key (an owner changed). */
 export type EvictionTarget = { readonly _tag: "Key"; readonly hash: string } | { readonly _tag: "All" }
 
-/** A key that does not work, and why (the 401's words). */
-export interface KeyRefused {
+/** A key that does not work, why (the answer's words) and how it is answered (see `KeyRefusal`). */
+export interface KeyRefused extends KeyRefusal {
   readonly _tag: "KeyRefused"
-  readonly error: string
 }
 
 /** What verifying a key decides: its principal, or why it is refused. */
 export type KeyVerdict = KeyPrincipal | KeyRefused
 
 /** An unknown, malformed or revoked key: one answer for all, so keys cannot be told apart. */
-export const unknownKey: KeyRefused = { _tag: "KeyRefused", error: "Invalid or revoked API key." }
+export const unknownKey: KeyRefused = {
+  _tag: "KeyRefused",
+  answer: "Unauthenticated",
+  error: "Invalid or revoked API key."
+}
 
 const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
   if (row === undefined) return unknownKey
@@ -46,7 +49,7 @@ const toVerdict = (row: VerifiableKeyRow | undefined): KeyVerdict => {
       : { role: row.owner_role, active: row.owner_active === true, blocked: row.owner_blocked === true },
     row.scopes
   )
-  return refusal !== undefined ? { _tag: "KeyRefused", error: refusal } : {
+  return refusal !== undefined ? { _tag: "KeyRefused", ...refusal } : {
     _tag: "Key",
     tenantId: row.tenant_id,
     keyId: row.id,

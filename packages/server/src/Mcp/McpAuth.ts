@@ -49,7 +49,9 @@ export class McpAuth extends Context.Service<McpAuth, {
           } as const
         }
         const key = yield* keys.verify(bearer).pipe(Effect.orDie)
-        if (key._tag === "KeyRefused") return { _tag: "Refused", status: 401, message: key.error } as const
+        if (key._tag === "KeyRefused") {
+          return { _tag: "Refused", status: key.answer === "Unauthenticated" ? 401 : 403, message: key.error } as const
+        }
         if (!mcpScopes.some((scope) => key.scopes.includes(scope))) {
           return {
             _tag: "Refused",
