@@ -170,6 +170,15 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
         assert.strictEqual(huge.status, 431)
         assert.match(huge.headers, /Content-Type: application\/json/)
         assert.strictEqual(huge.body._tag, "HeadersTooLarge")
+        // Under SCIM's paths (both roots) in SCIM's error schema, as every other SCIM error.
+        for (const base of ["/v1/scim", "/api/v1/scim"]) {
+          const filter = encodeURIComponent(`userName eq "${"z".repeat(20_000)}"`)
+          const scim = yield* raw(`GET ${base}/Users?filter=${filter} HTTP/1.1\r\nHost: x\r\n\r\n`)
+          assert.strictEqual(scim.status, 431, base)
+          assert.match(scim.headers, /Content-Type: application\/scim\+json/)
+          assert.deepStrictEqual(scim.body.schemas, ["urn:ietf:params:scim:api:messages:2.0:Error"])
+          assert.strictEqual(scim.body.status, "431")
+        }
       }))
 
     it.effect("what Node's parser refuses is a 400 {error}", () =>

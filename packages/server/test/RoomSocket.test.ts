@@ -12,6 +12,7 @@ import { ConfigProvider, Context, Effect, Layer, Option, Redacted } from "effect
 import * as HttpServer from "effect/http/HttpServer"
 import * as SqlClient from "effect/sql/SqlClient"
 import { spawn } from "node:child_process"
+import { request as httpRequest } from "node:http"
 import { createServer as createNetServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -21,7 +22,7 @@ import { DatabaseMode } from "../src/Platform/Database.ts"
 import * as EmbeddedPostgres from "../src/Platform/EmbeddedPostgres.ts"
 import { makeApp } from "../src/Server.ts"
 import { anaAndBoInARoom, newRoom, person, roomSpace, setRoomsFlag, socketUrl } from "./RoomsFixtures.ts"
-import { adminClient, http, layer as testServer, serverSuite, sessionCookie } from "./TestServer.ts"
+import { adminClient, http, layer as testServer, serverSuite, sessionCookie, TestServer } from "./TestServer.ts"
 
 const repositoryRoot = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -99,6 +100,38 @@ const refusedWith = (url: string, client: Sdk.Connected, headers: Record<string,
     Effect.flip,
     Effect.map((error) => ({ status: (error as { status?: number }).status, body: JSON.parse(error.message || "{}") }))
   )
+
+/**
+ * A raw GET of `path` with exactly `headers` (fetch refuses `Connection` and
+ * `Upgrade`): the status, headers and parsed body of the answer, or 101 once
+ * the server switches protocols (the socket is then dropped).
+ */
+const handshake = (path: string, headers: Record<string, string>) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    return yield* Effect.callback<{ status: number; headers: Record<string, unknown>; body: any }>((resume) => {
+      const outgoing = httpRequest(`${server.baseUrl}${path}`, { headers })
+      outgoing.on("upgrade", (response, socket) => {
+        socket.destroy()
+        resume(Effect.succeed({ status: response.statusCode ?? 0, headers: response.headers, body: undefined }))
+      })
+      outgoing.on("response", (response) => {
+        let text = ""
+        response.on("data", (chunk) => (text += chunk))
+        response.on("end", () =>
+          resume(Effect.succeed({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: text === "" ? text : JSON.parse(text)
+          })))
+      })
+      outgoing.on("error", (error) => resume(Effect.die(error)))
+      outgoing.end()
+    })
+  })
+
+/** A valid `Sec-WebSocket-Key`: the base64 of 16 random bytes. */
+const webSocketKey = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64")
 
 const hasMessage = (content: string) => (frame: any) =>
   Array.isArray(frame.messages) && frame.messages.some((m: any) => m.content === content)
@@ -310,7 +343,7 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
       Effect.gen(function*() {
         const admin = yield* adminClient
         const endings: ReadonlyArray<
-          readonly [string, (ana: { id: string; client: Sdk.Connected }) => Effect.Effect<void>]
+          readonly [string, (ana: { id: string; client: Sdk.Connected }) => Effect.Effect<void, never, TestServer>]
         > = [
           ["logout", (ana) => Effect.asVoid(Effect.orDie(ana.client.api.auth.logout()))],
           [
@@ -381,6 +414,58 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
         const plain = yield* http(`/api/chats/${room.chat_id}/ws`, { headers: { cookie } })
         assert.strictEqual(plain.status, 426)
         assert.strictEqual(plain.headers.get("upgrade"), "websocket")
+      }))
+
+    it.effect("a refused handshake is a JSON error with a request id: 426 UpgradeRequired without an upgrade, 400 naming a bad Sec-WebSocket-* header", () =>
+      Effect.gen(function*() {
+        const { ana, room } = yield* anaAndBoInARoom
+        const cookie = yield* sessionCookie(ana.client)
+        const path = `/api/chats/${room.chat_id}/ws`
+        const isJsonError = (
+          answer: { status: number; headers: Record<string, unknown>; body: any },
+          status: number,
+          tag: string
+        ) => {
+          assert.strictEqual(answer.status, status, JSON.stringify(answer.body))
+          assert.match(String(answer.headers["content-type"]), /^application\/json/)
+          assert.isString(answer.headers["x-request-id"])
+          assert.strictEqual(answer.body._tag, tag)
+          assert.isString(answer.body.error)
+        }
+        for (const headers of [{}, { upgrade: "websocket" }, { connection: "Upgrade", upgrade: "h2c" }]) {
+          const plain = yield* handshake(path, { cookie, ...headers })
+          isJsonError(plain, 426, "UpgradeRequired")
+          assert.include(plain.body.error, "WebSocket only")
+          assert.strictEqual(plain.headers.upgrade, "websocket")
+        }
+        const upgrade = { cookie, connection: "Upgrade", upgrade: "websocket" }
+        const refusals = [
+          [{ "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
+          [{ "sec-websocket-key": "not a key", "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
+          [{ "sec-websocket-key": Buffer.alloc(20).toString("base64"), "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
+          [{ "sec-websocket-key": webSocketKey() }, "Sec-WebSocket-Version"],
+          [{ "sec-websocket-key": webSocketKey(), "sec-websocket-version": "8" }, "Sec-WebSocket-Version"],
+          [
+            { "sec-websocket-key": webSocketKey(), "sec-websocket-version": "13", "sec-websocket-protocol": "a b" },
+            "Sec-WebSocket-Protocol"
+          ],
+          [
+            { "sec-websocket-key": webSocketKey(), "sec-websocket-version": "13", "sec-websocket-protocol": "a, a" },
+            "Sec-WebSocket-Protocol"
+          ]
+        ] as const
+        for (const [headers, named] of refusals) {
+          const refused = yield* handshake(path, { ...upgrade, ...headers })
+          isJsonError(refused, 400, "InvalidRequest")
+          assert.include(refused.body.error, named, JSON.stringify(headers))
+          if (named === "Sec-WebSocket-Version") assert.strictEqual(refused.headers["sec-websocket-version"], "13")
+        }
+        const accepted = yield* handshake(path, {
+          ...upgrade,
+          "sec-websocket-key": webSocketKey(),
+          "sec-websocket-version": "13"
+        })
+        assert.strictEqual(accepted.status, 101)
       }))
 
     it.effect(

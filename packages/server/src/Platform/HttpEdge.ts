@@ -56,7 +56,7 @@ export const contractErrorFormat: ErrorFormat = (_status, error, tag) => ({
 export const errorFormats: ReadonlyArray<readonly [prefix: string, format: ErrorFormat]> = [
   ["/v1/scim", (status, error) => ({
     contentType: Scim.mediaType,
-    body: Scim.scimError(status, error, status === 400 ? "invalidSyntax" : status === 429 ? "tooMany" : undefined)
+    body: Scim.scimError(status, error, status === 400 ? "invalidSyntax" : undefined)
   })]
 ]
 
@@ -460,9 +460,22 @@ const statusText: Record<number, string> = {
   431: "Request Header Fields Too Large"
 }
 
+/**
+ * The path of a request Node's parser refused, when the bytes it received
+ * begin with a request line's method and target (a target cut short by the
+ * limit still names its prefix): it picks the error format (SCIM's under
+ * `/v1/scim`).
+ */
+const refusedPath = (raw: Buffer | undefined): string | undefined => {
+  const start = raw?.subarray(0, 256).toString("latin1")
+  const target = start === undefined ? undefined : /^[A-Z]+ (\/[^ ?\r\n]*)/.exec(start)?.[1]
+  // `/api/v1/...` is the same interface as `/v1/...` (see `aliasApiV1`).
+  return target?.startsWith("/api/v1/") ? target.slice(4) : target
+}
+
 /** A complete HTTP/1.1 error response, written straight to a socket Node has not turned into a request. */
-const rawErrorResponse = (status: number, failure: EdgeError) => {
-  const { body, contentType } = errorBodyFor(undefined, status, failure.error, failure._tag)
+const rawErrorResponse = (status: number, failure: EdgeError, path?: string) => {
+  const { body, contentType } = errorBodyFor(path, status, failure.error, failure._tag)
   const text = JSON.stringify(body)
   return `HTTP/1.1 ${status} ${statusText[status] ?? "Error"}\r\nContent-Type: ${contentType}\r\nContent-Length: ${
     Buffer.byteLength(text)
@@ -525,10 +538,10 @@ export const makeNodeServer = (limits: NodeServerLimits): Server => {
       else perAddress.set(address, left)
     })
   })
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
     const [status, failure] = clientErrorAnswer(error.code)
-    socket.end(rawErrorResponse(status, failure))
+    socket.end(rawErrorResponse(status, failure, refusedPath(error.rawPacket)))
   })
   return server
 }
