@@ -171,6 +171,25 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
         payload: { user_id: crypto.randomUUID(), space_id: space.id }
       }).pipe(Effect.flip)
       assert.strictEqual(unknown._tag, "NotFound")
+      // A Security Officer keeps their one role: 409, nothing assigned, the role unchanged.
+      const officer = yield* admin.api.admin.createUser({
+        payload: {
+          email: "officer-sa@example.com",
+          nombre: "SO",
+          password: "Correct-Horse-9",
+          role_id: "r_security_officer"
+        }
+      })
+      const refused = yield* admin.api.spaceAdmin.assign({ payload: { user_id: officer.id, space_id: space.id } })
+        .pipe(Effect.flip)
+      assert.strictEqual(refused._tag, "Conflict")
+      assert.match(
+        refused._tag === "Conflict" ? refused.error : "",
+        /Security Officer.*change their role to r_space_admin first/
+      )
+      assert.isFalse((yield* admin.api.spaceAdmin.list()).assignments.some((a) => a.user_id === officer.id))
+      const still = (yield* admin.api.admin.listUsers()).users.find((u) => u.id === officer.id)!
+      assert.strictEqual(still.role_id, "r_security_officer")
     }))
 })
 

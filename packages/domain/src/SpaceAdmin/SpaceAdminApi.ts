@@ -3,7 +3,7 @@ import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { doc } from "../Doc.ts"
-import { AccessDenied, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
+import { AccessDenied, Conflict, InvalidRequest, NotFound, NotImplemented } from "../Errors.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
 
 export const SpaceAdminAssignment = Schema.Struct({
@@ -26,11 +26,11 @@ export class SpaceAdminApi extends HttpApiGroup.make("spaceAdmin")
     HttpApiEndpoint.post("assign", "/assignments", {
       payload: AssignSpaceAdmin,
       success: SpaceAdminAssignment,
-      error: [InvalidRequest, NotFound, AccessDenied, NotImplemented]
+      error: [InvalidRequest, NotFound, AccessDenied, Conflict, NotImplemented]
     }).annotateMerge(
       doc(
         "Make a user Space Admin of a space",
-        "The user gets role r_space_admin (if not an admin) and administers that space's agents only. Idempotent."
+        "An r_user gets role r_space_admin (administrators keep theirs) and administers that space's agents only. Idempotent. 409 for a Security Officer: a user holds one role, so change theirs to r_space_admin first (`PATCH /api/admin/users/{id}`). 404 for an unknown user or space."
       )
     )
   )

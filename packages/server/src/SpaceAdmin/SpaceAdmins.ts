@@ -1,7 +1,8 @@
 /**
  * Space Admin assignments: a user who administers the agents of some spaces
  * only. Assigning makes an r_user an r_space_admin (administrators keep
- * their role); assigning twice changes nothing.
+ * their role; a Security Officer is refused with 409, since a user holds one
+ * role); assigning twice changes nothing.
  */
 import { Errors, type Role, type UserPrincipal } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
@@ -38,7 +39,10 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
   readonly assign: (
     actor: UserPrincipal,
     input: { readonly user_id: string; readonly space_id: string }
-  ) => Effect.Effect<ReturnType<typeof toAssignment>, Errors.NotFound | Errors.AccessDenied | SqlError>
+  ) => Effect.Effect<
+    ReturnType<typeof toAssignment>,
+    Errors.NotFound | Errors.AccessDenied | Errors.Conflict | SqlError
+  >
   /** The spaces a user administers as Space Admin. */
   readonly spacesOf: (tenantId: string, userId: string) => Effect.Effect<ReadonlyArray<string>, SqlError>
 }>()("@agent-platform/server/SpaceAdmin/SpaceAdmins") {
@@ -71,6 +75,13 @@ export class SpaceAdmins extends Context.Service<SpaceAdmins, {
                 SELECT id FROM spaces WHERE tenant_id = ${actor.tenantId} AND id = ${input.space_id} FOR KEY SHARE`
               if (spaces.length === 0) {
                 return yield* new Errors.NotFound({ error: `Space ${input.space_id} not found.` })
+              }
+              if (users[0].role_id === "r_security_officer") {
+                // A user holds one role: making a Security Officer Space Admin would take the audit role away.
+                return yield* new Errors.Conflict({
+                  error:
+                    `User ${input.user_id} is a Security Officer, and a user holds one role: to make them Space Admin, change their role to r_space_admin first (PATCH /api/admin/users/${input.user_id}), then assign the space.`
+                })
               }
               yield* sql`
                 INSERT INTO space_admin_assignments (tenant_id, user_id, space_id)
