@@ -487,6 +487,11 @@ layer(testServer(), serverSuite)("GET /api/compliance/export", (it) => {
       const rows = asJson.body as Array<Compliance.ProvenanceRow>
       assert.strictEqual(rows.length, records.length)
       assert.strictEqual(rows.find((r) => r.action_id === w.refund.id)?.confirmed_by?.text, reply)
+      assert.match(asJson.headers.get("content-type") ?? "", /^application\/json/)
+      // The contract names both media types the download may have.
+      const contract = yield* http("/openapi.json")
+      const media = contract.body.paths["/api/compliance/export"].get.responses["200"].content
+      assert.deepStrictEqual(Object.keys(media).sort(), ["application/json", "text/csv"])
 
       const unknown = yield* http(`/api/compliance/export?format=xlsx`, { headers: { cookie } })
       assert.strictEqual(unknown.status, 400)

@@ -6,7 +6,7 @@ import { doc } from "../Doc.ts"
 import { FeatureDisabled, InvalidRequest } from "../Errors.ts"
 import { Csv, DateRange } from "../Exports/Export.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
-import { ExportFormat, HitlMap, Integrity, Provenance, Supervision } from "./Compliance.ts"
+import { ExportFormat, HitlMap, Integrity, Provenance, ProvenanceRow, Supervision } from "./Compliance.ts"
 
 const flagged =
   "403 when the tenant's `feature_compliance_pack` is off or the caller is not a Security Officer (r_security_officer or r_superadmin)."
@@ -52,7 +52,8 @@ export class ComplianceApi extends HttpApiGroup.make("compliance")
           description: "`csv` (default) or `json`; anything else is 400"
         })
       },
-      success: Csv,
+      // Both media types the download may have: CSV by default, JSON with `format=json`.
+      success: [Csv, Schema.Array(ProvenanceRow)],
       error: [InvalidRequest, FeatureDisabled]
     }).annotateMerge(doc(
       "Download the provenance report",
