@@ -185,15 +185,26 @@ layer(testServer(), serverSuite)("a space-bound key", (it) => {
   })
 
   describe("GET /v1/usage", () => {
-    it.effect("reports its own space only", () =>
+    it.effect("reports its own space only; its direct executions count in its space's row, which is its total", () =>
       Effect.gen(function*() {
         const w = yield* world
+        const admin = yield* adminClient
+        yield* admin.api.agentsAdmin.assignActions({
+          params: { id: w.myAgent.id },
+          payload: { action_ids: [w.action.id] }
+        })
+        const run = yield* http(`/v1/actions/${w.action.id}/execute`, json("POST", { params: {} }, bearer(w.key)))
+        assert.strictEqual(run.status, 200)
         const usage = yield* http("/v1/usage?period=24h", { headers: bearer(w.key) })
         assert.strictEqual(usage.status, 200)
         assert.deepStrictEqual(usage.body.by_space.map((s: { space_id: string }) => s.space_id), [w.mine.id])
         assert.strictEqual(usage.body.messages, 0)
+        assert.strictEqual(usage.body.successful_action_executions, 1)
+        assert.strictEqual(usage.body.by_space[0].successful_action_executions, 1)
         const tenant = yield* http("/v1/usage?period=24h", { headers: bearer(w.unbound) })
         assert.isAbove(tenant.body.messages, 0)
+        const mineRow = tenant.body.by_space.find((s: { space_id: string }) => s.space_id === w.mine.id)
+        assert.strictEqual(mineRow.successful_action_executions, 1)
       }))
   })
 

@@ -15,7 +15,10 @@ export class UsageApi extends HttpApiGroup.make("usage")
       success: Usage,
       error: [InvalidRequest, NotImplemented]
     }).annotateMerge(
-      doc("Usage metrics", "Message volume, tokens consumed and successful action executions, in total and per space.")
+      doc(
+        "Usage metrics",
+        "Message volume, tokens consumed and successful action executions, in total and per space (`by_space`). An execution belongs to the space of its chat, or, when run directly or over MCP with a space-bound key, to the key's space; direct executions with an unbound key count in the total only, so the total may exceed the sum of `by_space`. A space-bound key sees its own space only: the totals equal its one row."
+      )
     )
   )
   .annotateEndpoints(RequiredScopes, ["analytics", "usage:read"])

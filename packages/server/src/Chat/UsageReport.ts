@@ -4,9 +4,10 @@
  * (stored with each agent message: the provider's usage fields or the
  * embedded model's own count), and successful action executions
  * (`action_executions`), in total and per space. An execution counts toward a
- * space through its chat; direct executions count in the total only. A
- * space-bound key (Access/SpaceBinding.ts) sees its space only: the totals
- * are that space's, its direct executions those of keys bound to it.
+ * space through its chat, or, run directly (or over MCP) with a space-bound
+ * key, toward the key's space; direct executions with an unbound key count in
+ * the total only. A space-bound key (Access/SpaceBinding.ts) sees its space
+ * only: the totals are that space's row.
  */
 import type { Usage } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
@@ -64,10 +65,17 @@ export class UsageReport extends Context.Service<UsageReport, {
             WHERE m.tenant_id = ${input.tenantId} AND m.created_at >= ${from}
             GROUP BY c.space_id
           ), executions AS (
-            SELECT c.space_id, count(*)::int AS executions
-            FROM action_executions e JOIN chats c ON c.id::text = e.chat_id AND c.tenant_id = e.tenant_id
-            WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
-            GROUP BY c.space_id
+            SELECT space_id, count(*)::int AS executions FROM (
+              SELECT c.space_id
+              FROM action_executions e JOIN chats c ON c.id::text = e.chat_id AND c.tenant_id = e.tenant_id
+              WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
+              UNION ALL
+              SELECT k.space_id
+              FROM action_executions e JOIN api_keys k ON k.id::text = e.caller_id
+              WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
+                AND e.caller_kind = 'key' AND e.chat_id IS NULL AND k.space_id IS NOT NULL
+            ) attributed
+            GROUP BY space_id
           )
           SELECT s.id AS space_id, s.code AS space_code,
                  coalesce(m.messages, 0) AS messages, coalesce(m.tokens_input, 0) AS tokens_input,
@@ -77,14 +85,12 @@ export class UsageReport extends Context.Service<UsageReport, {
           LEFT JOIN executions e ON e.space_id = s.id
           WHERE s.tenant_id = ${input.tenantId} AND ${input.spaceId == null ? sql`true` : sql`s.id = ${input.spaceId}`}
           ORDER BY s.created_at, s.id`
+        // The tenant's total also counts what no space owns (direct calls with unbound keys or a session).
         const executions = input.spaceId == null
           ? (yield* sql<{ n: number }>`
               SELECT count(*)::int AS n FROM action_executions
               WHERE tenant_id = ${input.tenantId} AND success AND created_at >= ${from}`)[0].n
-          : spaces.reduce((sum, space) => sum + space.executions, 0) + (yield* sql<{ n: number }>`
-              SELECT count(*)::int AS n FROM action_executions e JOIN api_keys k ON k.id::text = e.caller_id
-              WHERE e.tenant_id = ${input.tenantId} AND e.success AND e.created_at >= ${from}
-                AND e.caller_kind = 'key' AND e.chat_id IS NULL AND k.space_id = ${input.spaceId}`)[0].n
+          : spaces.reduce((sum, space) => sum + space.executions, 0)
         const total = spaces.reduce(
           (sum, space) => ({
             messages: sum.messages + space.messages,
