@@ -60,6 +60,11 @@ const edgeResponses = {
     "Content-Type must be application/json",
     "UnsupportedMediaType"
   ),
+  UnsupportedMediaTypeWithoutBody: edgeError(
+    "This operation reads no body: send none, or JSON (`Content-Type: application/json`). A body of another type is refused, as a browser form posted from another site would send it.",
+    "Unsupported Content-Type text/plain: send a JSON body with Content-Type: application/json.",
+    "UnsupportedMediaType"
+  ),
   RequestHeaderFieldsTooLarge: edgeError(
     "The request's headers are larger than the service accepts.",
     "the request headers are too large",
@@ -163,7 +168,7 @@ const exampleError = (status: string, response: Json, components: Json) => {
 
 const notBuiltDescription = "Not built in this release: every call answers 501 `{\"error\": \"not implemented\"}`."
 
-const transformOperation = (operation: Json, components: Json, opened: Set<string>) => {
+const transformOperation = (method: string, operation: Json, components: Json, opened: Set<string>) => {
   const responses: Json = operation.responses ?? {}
   if (operation.description === undefined && responses["501"] !== undefined) {
     operation.description = notBuiltDescription
@@ -174,6 +179,9 @@ const transformOperation = (operation: Json, components: Json, opened: Set<strin
     }
     responses["413"] ??= { $ref: "#/components/responses/PayloadTooLarge" }
     responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaType" }
+  } else if (method !== "get" && method !== "head") {
+    // An operation that reads no body still refuses one that is not JSON (no cross-site form can send it).
+    responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaTypeWithoutBody" }
   }
   responses["431"] ??= { $ref: "#/components/responses/RequestHeaderFieldsTooLarge" }
   for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
@@ -197,7 +205,7 @@ export const transformDocument = (generated: Json): Json => {
   const opened = new Set<string>()
   for (const pathItem of Object.values(spec.paths ?? {}) as Array<Json>) {
     for (const method of methods) {
-      if (pathItem[method] !== undefined) transformOperation(pathItem[method], schemas, opened)
+      if (pathItem[method] !== undefined) transformOperation(method, pathItem[method], schemas, opened)
     }
   }
   return spec
