@@ -97,7 +97,7 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("decision records", 
       assert.notInclude(after.text, "14 business days")
     }))
 
-  it.effect("files an open record with original_output copied from the stored message; 404 and 400 as the rules say", () =>
+  it.effect("files an open record with original_output copied from the stored message; 404 and 400 as the rules say (a corrected_output of only white space too)", () =>
     Effect.gen(function*() {
       const w = yield* world
       const turn = yield* ask(w, "hello")
@@ -155,6 +155,13 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("decision records", 
       })
       assert.strictEqual(otherAgent.status, 400)
       assert.strictEqual((yield* fail(turn.chatId, { message_id: agentMessage.id, corrected_output: "" })).status, 400)
+      for (const blank of ["   ", "\n\t "]) {
+        const refused = yield* fail(turn.chatId, { message_id: agentMessage.id, corrected_output: blank })
+        assert.strictEqual(refused.status, 400)
+        assert.strictEqual(refused.body._tag, "InvalidRequest")
+        assert.include(refused.body.error, "corrected_output")
+        assert.include(refused.body.error, "white space")
+      }
       assert.strictEqual((yield* fail(turn.chatId, { message_id: agentMessage.id })).status, 400)
 
       const unknownAgent = yield* w.admin.api.corrections.listForAgent({
@@ -284,7 +291,7 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("decision records", 
       assert.deepInclude(rejected, { status: "rejected", original_output: answer.content })
     }).pipe(Effect.orDie))
 
-  it.effect("403 on all three endpoints when feature_decision_records is off", () =>
+  it.effect("403 on all three endpoints when feature_decision_records is off, whatever the body or query", () =>
     Effect.gen(function*() {
       const w = yield* world
       const turn = yield* ask(w, "hello")
@@ -305,6 +312,24 @@ layer(testServer({ CRON_INTERVAL_MS: "300" }), serverSuite)("decision records", 
         const refused = yield* Effect.flip(call)
         assert.strictEqual(refused._tag, "FeatureDisabled")
       }
+      // The flag is decided before the body or query is read: a bad one is 403 too, not 400.
+      const cookie = yield* sessionCookie(w.admin)
+      const raw = [
+        ["POST", `/api/chats/${turn.chatId}/corrections`, {}],
+        ["POST", `/api/chats/${turn.chatId}/corrections`, "not json"],
+        ["POST", `/api/chats/${turn.chatId}/corrections`, { message_id: 1, corrected_output: "   " }],
+        ["GET", `/api/agents/${w.agent.id}/corrections?status=bogus`, undefined],
+        ["PATCH", `/api/corrections/${filed.id}`, {}],
+        ["PATCH", `/api/corrections/${filed.id}`, { status: "open" }]
+      ] as const
+      for (const [method, path, body] of raw) {
+        const answer = yield* http(path, body === undefined ? { headers: { cookie } } : json(method, body, { cookie }))
+        assert.strictEqual(answer.status, 403, `${method} ${path} ${JSON.stringify(body)}`)
+        assert.strictEqual(answer.body._tag, "FeatureDisabled")
+        assert.include(answer.body.error, "feature_decision_records")
+      }
       yield* w.admin.api.admin.updateFlags({ payload: { feature_decision_records: true } })
+      const back = yield* http(`/api/chats/${turn.chatId}/corrections`, json("POST", {}, { cookie }))
+      assert.strictEqual(back.status, 400)
     }))
 })

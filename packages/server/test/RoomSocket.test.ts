@@ -442,7 +442,10 @@ layer(testServer(), serverSuite)("the room WebSocket", (it) => {
         const refusals = [
           [{ "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
           [{ "sec-websocket-key": "not a key", "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
-          [{ "sec-websocket-key": Buffer.alloc(20).toString("base64"), "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
+          [
+            { "sec-websocket-key": Buffer.alloc(20).toString("base64"), "sec-websocket-version": "13" },
+            "Sec-WebSocket-Key"
+          ],
           [{ "sec-websocket-key": webSocketKey() }, "Sec-WebSocket-Version"],
           [{ "sec-websocket-key": webSocketKey(), "sec-websocket-version": "8" }, "Sec-WebSocket-Version"],
           [

@@ -141,6 +141,37 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         assert.strictEqual(bad.status, 400)
       }))
 
+    it.effect("400 naming an agent listed twice (whatever its always_on) or a name of only white space; nothing is created", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { admin, space, support } = yield* roomSpace()
+        const name = `twice-${crypto.randomUUID()}`
+        const twice = yield* asUser(
+          admin,
+          "/api/room-blueprints",
+          json("POST", {
+            name,
+            lifecycle: "ephemeral",
+            space_id: space.id,
+            agents: [{ agent_id: support.id, always_on: true }, { agent_id: support.id, always_on: false }]
+          })
+        )
+        assert.strictEqual(twice.status, 400)
+        assert.strictEqual(twice.body._tag, "InvalidRequest")
+        assert.include(twice.body.error, "agents")
+        assert.include(twice.body.error, `agent ${support.id} is listed more than once`)
+        const blank = yield* asUser(
+          admin,
+          "/api/room-blueprints",
+          json("POST", { name: " \t ", lifecycle: "ephemeral", space_id: space.id })
+        )
+        assert.strictEqual(blank.status, 400)
+        assert.include(blank.body.error, "name")
+        assert.include(blank.body.error, "white space")
+        const listed = (yield* admin.api.blueprints.list()).blueprints.filter((b) => b.space_id === space.id)
+        assert.deepStrictEqual(listed.map((b) => b.name).filter((n) => n === name || n.trim() === ""), [])
+      }))
+
     it.effect("seed-defaults makes the summary and decisions agents and both blueprints once, even when called concurrently", () =>
       Effect.gen(function*() {
         yield* setRoomsFlag(true)
@@ -214,6 +245,24 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
         const raw = yield* asUser(creator.client, "/api/rooms", json("POST", { external_ref: ref }))
         assert.strictEqual(raw.status, 200)
         assert.deepInclude(yield* auditEvents("audit_logs", `room:${room.id}`), "room.created")
+      }))
+
+    it.effect("400 naming external_ref when it is empty or only white space", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { seeded } = yield* roomSpace()
+        const author = yield* person("Author")
+        for (const external_ref of ["", "   ", "\t\n"]) {
+          const refused = yield* asUser(
+            author.client,
+            "/api/rooms",
+            json("POST", { external_ref, blueprint_id: seeded.blueprint_ids.ephemeral })
+          )
+          assert.strictEqual(refused.status, 400, JSON.stringify(external_ref))
+          assert.strictEqual(refused.body._tag, "InvalidRequest")
+          assert.include(refused.body.error, "external_ref")
+        }
+        assert.deepStrictEqual((yield* author.client.api.rooms.list({ query: {} })).rooms, [])
       }))
 
     it.effect("20 concurrent calls with one ref make exactly one room", () =>
@@ -603,6 +652,51 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
           Effect.flip
         )
         assert.strictEqual(refused._tag, "NotParticipant")
+      }).pipe(Effect.orDie))
+  })
+
+  describe("blocked users", () => {
+    it.effect("are not invitable: left out of invitable-users, and an invitation is 404 as for a deactivated user", () =>
+      Effect.gen(function*() {
+        yield* setRoomsFlag(true)
+        const { admin, seeded } = yield* roomSpace()
+        const host = yield* person("Host")
+        const blocked = yield* person("Blocked Guest")
+        const deactivated = yield* person("Deactivated Guest")
+        const guest = yield* person("Guest")
+        yield* admin.api.admin.updateUser({ params: { id: blocked.id }, payload: { blocked: true } })
+        yield* admin.api.admin.updateUser({ params: { id: deactivated.id }, payload: { active: false } })
+        const room = yield* newRoom(host.client, seeded.blueprint_ids.ephemeral)
+        const named = (q: string) =>
+          Effect.map(
+            host.client.api.rooms.invitableUsers({ params: { id: room.id }, query: { q } }),
+            (users) => users.map((u) => u.id)
+          )
+        assert.deepStrictEqual(yield* named(blocked.email), [])
+        assert.deepStrictEqual(yield* named(deactivated.email), [])
+        assert.deepStrictEqual(yield* named(guest.email), [guest.id])
+        const path = `/api/rooms/${room.id}/invite`
+        const toDeactivated = yield* asUser(host.client, path, json("POST", { user_id: deactivated.id }))
+        const toBlocked = yield* asUser(host.client, path, json("POST", { user_id: blocked.id }))
+        assert.strictEqual(toBlocked.status, 404)
+        assert.deepStrictEqual(
+          { ...toBlocked.body, error: toBlocked.body.error.replace(blocked.id, "<id>") },
+          { ...toDeactivated.body, error: toDeactivated.body.error.replace(deactivated.id, "<id>") }
+        )
+        const read = yield* host.client.api.rooms.get({ params: { id: room.id } })
+        assert.isFalse(read.participants.some((p) => "user_id" in p && p.user_id === blocked.id))
+        const sql = yield* SqlClient.SqlClient
+        const notified = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM notifications WHERE user_id = ${blocked.id}`
+        assert.strictEqual(notified[0].n, 0)
+        // Unblocked, they are invitable again.
+        yield* admin.api.admin.updateUser({ params: { id: blocked.id }, payload: { blocked: false } })
+        assert.deepStrictEqual(yield* named(blocked.email), [blocked.id])
+        const invited = yield* host.client.api.rooms.invite({
+          params: { id: room.id },
+          payload: { user_id: blocked.id }
+        })
+        assert.strictEqual(invited.invited, blocked.id)
       }).pipe(Effect.orDie))
   })
 

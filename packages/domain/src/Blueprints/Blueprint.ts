@@ -1,5 +1,6 @@
 /** Room blueprints, the templates rooms are made from (spec: "A room is created from a blueprint"). */
 import { Schema } from "effect"
+import { isNotBlank } from "../Rooms/Room.ts"
 import { isStorable } from "../Text.ts"
 
 export const Lifecycle = Schema.Literals(["ephemeral", "persistent"]).annotate({
@@ -27,15 +28,37 @@ export type Blueprint = typeof Blueprint.Type
 
 export const maxBlueprintAgents = 20
 
+/**
+ * Each agent at most once: a repeated agent (perhaps with another `always_on`)
+ * is refused naming it, rather than one of its entries silently kept.
+ */
+const hasDistinctAgents = Schema.makeFilter(
+  (agents: ReadonlyArray<{ readonly agent_id: string }>) => {
+    const seen = new Set<string>()
+    for (const { agent_id } of agents) {
+      if (seen.has(agent_id)) {
+        return `agent ${agent_id} is listed more than once: list each agent once, with its always_on`
+      }
+      seen.add(agent_id)
+    }
+    return undefined
+  }
+)
+
 export const CreateBlueprint = Schema.Struct({
-  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200), isStorable),
+  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200), isNotBlank, isStorable).annotate({
+    description: "Not only white space (400)"
+  }),
   description: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2000), isStorable)),
   lifecycle: Lifecycle,
   space_id: Schema.String.annotate({ description: "The space whose agents the rooms use" }),
   agents: Schema.optionalKey(
     Schema.Array(Schema.Struct({ agent_id: Schema.String, always_on: Schema.optionalKey(Schema.Boolean) }))
-      .check(Schema.isMaxLength(maxBlueprintAgents))
-  ).annotate({ description: "Agents of the space that join every room; `always_on` default false" })
+      .check(Schema.isMaxLength(maxBlueprintAgents), hasDistinctAgents)
+  ).annotate({
+    description:
+      "Agents of the space that join every room, each once (400 naming a repeated one); `always_on` default false"
+  })
 })
 
 export const BlueprintList = Schema.Struct({ blueprints: Schema.Array(Blueprint) })

@@ -23,7 +23,7 @@ export class BlueprintsApi extends HttpApiGroup.make("blueprints")
       .annotate(RequiredRole, "admin")
       .annotateMerge(doc(
         "Create a blueprint",
-        `Administrators. The agents must belong to the blueprint's space (400 naming the others); 404 for an unknown space. ${flagNote}`
+        `Administrators. The agents must belong to the blueprint's space (400 naming the others) and be listed once each (400 naming a repeated one); a \`name\` that is only white space is 400. 404 for an unknown space. ${flagNote}`
       )),
     HttpApiEndpoint.post("seedDefaults", "/seed-defaults", {
       payload: openBody(SeedDefaults),

@@ -5,14 +5,20 @@
  * An accepted correction becomes part of the agent's knowledge.
  */
 import { Schema } from "effect"
+import { isNotBlank } from "../Rooms/Room.ts"
 import { StorableString } from "../Text.ts"
+
+/** The flag's middleware, reached by the server through this module (the package index's `Corrections`). */
+export { DecisionRecordsEnabled } from "./DecisionRecords.ts"
 
 export const CorrectionStatus = Schema.Literals(["open", "accepted", "rejected"])
 export type CorrectionStatus = typeof CorrectionStatus.Type
 
 export const CreateCorrection = Schema.Struct({
   message_id: Schema.String.annotate({ description: "The agent message being corrected" }),
-  corrected_output: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(16_000)),
+  corrected_output: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(16_000), isNotBlank).annotate({
+    description: "The right answer; not only white space (400)"
+  }),
   reason: Schema.optionalKey(Schema.NullOr(StorableString.check(Schema.isMaxLength(4000)))),
   agent_id: Schema.optionalKey(Schema.String).annotate({
     description: "The agent to teach; defaults to the message's agent and, when given, must be it (400 otherwise)"

@@ -14,9 +14,11 @@ import {
   DecisionRecordList,
   ResolveCorrection
 } from "./Correction.ts"
+import { DecisionRecordsEnabled } from "./DecisionRecords.ts"
 
 const id = { id: Schema.String }
-const flag = "403 when the tenant's `feature_decision_records` is off."
+const flag =
+  "403 `FeatureDisabled` when the tenant's `feature_decision_records` is off, before the body or query is looked at."
 const rooms =
   "A room's chat is read by its participants alone (administrators too must take part), a classic chat by anyone of the tenant."
 
@@ -30,7 +32,7 @@ export class CorrectionsApi extends HttpApiGroup.make("corrections")
       error: [InvalidRequest, FeatureDisabled, NotFound]
     }).annotateMerge(doc(
       "Correct an agent message",
-      `Files an open decision record; \`original_output\` is copied from the stored agent message. 404 for an unknown chat, a chat the caller cannot read or a message not in it; 400 for a message that is not the agent's. ${rooms} ${flag}`
+      `Files an open decision record; \`original_output\` is copied from the stored agent message. 404 for an unknown chat, a chat the caller cannot read or a message not in it; 400 for a message that is not the agent's or a \`corrected_output\` that is empty or only white space. ${rooms} ${flag}`
     )),
     HttpApiEndpoint.get("listForAgent", "/api/agents/:id/corrections", {
       params: id,
@@ -55,6 +57,7 @@ export class CorrectionsApi extends HttpApiGroup.make("corrections")
         `Admin. \`open\` → \`accepted\` or \`rejected\`, once; any other transition is 409. Accepting adds the correction to the agent's knowledge (a knowledge file, ingested like any other): once it is ready, the same question gets the corrected answer. Recorded in admin_audit_log. 404 for a correction on a chat the caller cannot read. ${rooms} ${flag}`
       ))
   )
+  .middleware(DecisionRecordsEnabled)
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Corrections",

@@ -7,6 +7,15 @@
 import { Schema } from "effect"
 import { isStorable } from "../Text.ts"
 
+/**
+ * Visible text: at least one character that is not white space. Required
+ * free text of rooms, blueprints and corrections (a ref, a name, a message,
+ * a corrected answer) must say something.
+ */
+export const isNotBlank = Schema.makeFilter((text: string) =>
+  text.trim().length > 0 ? undefined : "must not be empty or only white space"
+)
+
 export const RoomStatus = Schema.Literals(["open", "closed"])
 export type RoomStatus = typeof RoomStatus.Type
 
@@ -81,11 +90,15 @@ export type Room = typeof Room.Type
 export const maxExternalRefLength = 256
 
 export const CreateRoom = Schema.Struct({
-  external_ref: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxExternalRefLength), isStorable)
-    .annotate({
-      description:
-        "Find-or-create key, e.g. the id of a ticket or an incident: an open room with this ref is returned instead of a new one"
-    }),
+  external_ref: Schema.String.check(
+    Schema.isMinLength(1),
+    Schema.isMaxLength(maxExternalRefLength),
+    isNotBlank,
+    isStorable
+  ).annotate({
+    description:
+      "Find-or-create key, e.g. the id of a ticket or an incident: an open room with this ref is returned instead of a new one. Not only white space (400)"
+  }),
   blueprint_id: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({
     description:
       "The template; default the tenant's seeded ephemeral blueprint (POST /api/room-blueprints/seed-defaults)"
@@ -152,11 +165,6 @@ export const maxInvitableUsers = 50
 // The room's chat
 
 export const maxRoomMessageLength = 16_000
-
-/** Visible text: at least one character that is not white space. */
-const isNotBlank = Schema.makeFilter((text: string) =>
-  text.trim().length > 0 ? undefined : "must not be empty or only white space"
-)
 
 export const MessageContent = Schema.String.check(
   Schema.isMinLength(1),

@@ -26,7 +26,7 @@ import {
   RoomList,
   RoomStatus
 } from "./Room.ts"
-import { NotParticipant, NotRoomChat, RoomClosed, SpaceNotAccessible } from "./RoomsErrors.ts"
+import { NotParticipant, NotRoomChat, RoomClosed, SpaceNotAccessible, UpgradeRequired } from "./RoomsErrors.ts"
 import { WarRoomsEnabled } from "./WarRooms.ts"
 
 const id = { id: Schema.String }
@@ -46,7 +46,7 @@ export class RoomsApi extends HttpApiGroup.make("rooms")
 
 Lifecycles: a room from a **persistent** blueprint is the only instance its ref will ever have — once closed, the same ref reopens it (200, \`created: false\`). A room from an **ephemeral** blueprint is one instance: after it closes, the same ref creates a new room (201).
 
-The caller and the blueprint's agents take part in a new room; a caller who finds or reopens a room joins it. Without \`blueprint_id\` the tenant's seeded ephemeral blueprint is used (400 when there is none). 404 for an unknown blueprint; 403 \`SpaceNotAccessible\` when the caller may not use the blueprint's space (a Space Admin of other spaces). ${flagNote}`
+The caller and the blueprint's agents take part in a new room; a caller who finds or reopens a room joins it. Without \`blueprint_id\` the tenant's seeded ephemeral blueprint is used (400 when there is none). 400 for an \`external_ref\` that is empty or only white space. 404 for an unknown blueprint; 403 \`SpaceNotAccessible\` when the caller may not use the blueprint's space (a Space Admin of other spaces). ${flagNote}`
     )),
     HttpApiEndpoint.get("list", "/", {
       query: {
@@ -93,7 +93,7 @@ The caller and the blueprint's agents take part in a new room; a caller who find
       error: [InvalidRequest, NotFound, NotParticipant, RoomClosed]
     }).annotateMerge(doc(
       "Invite a user",
-      `Adds the user as a participant and delivers an invitation carrying a deep link to the room (\`APP_BASE_URL\`/rooms/{id}): always an in-app notification (GET /api/notifications), and a Web Push when the tenant flag \`push_notifications\` is on, the user has not opted out and has push subscriptions (\`pushSent\`). 400 for a missing \`user_id\` or a self-invitation; 403 when the inviter does not take part; 404 for an unknown user; 409 when the room is closed. ${flagNote}`
+      `Adds the user as a participant and delivers an invitation carrying a deep link to the room (\`APP_BASE_URL\`/rooms/{id}): always an in-app notification (GET /api/notifications), and a Web Push when the tenant flag \`push_notifications\` is on, the user has not opted out and has push subscriptions (\`pushSent\`). 400 for a missing \`user_id\` or a self-invitation; 403 when the inviter does not take part; 404 for an unknown user, or one who cannot sign in (deactivated or blocked) or is a service account; 409 when the room is closed. ${flagNote}`
     )),
     HttpApiEndpoint.get("invitableUsers", "/:id/invitable-users", {
       params: id,
@@ -102,7 +102,7 @@ The caller and the blueprint's agents take part in a new room; a caller who find
       error: [InvalidRequest, NotFound, NotParticipant]
     }).annotateMerge(doc(
       "Users who can be invited",
-      `The tenant's active people not yet taking part (service accounts excluded), sorted by name, at most 50; \`q\` matches name or email, case-insensitively and literally (\`%\` and \`_\` are not wildcards). Any participant may call it; 403 otherwise. ${flagNote}`
+      `The tenant's active people not yet taking part (blocked users and service accounts excluded), sorted by name, at most 50; \`q\` matches name or email, case-insensitively and literally (\`%\` and \`_\` are not wildcards). Any participant may call it; 403 otherwise. ${flagNote}`
     ))
   )
   .middleware(WarRoomsEnabled)
@@ -140,10 +140,10 @@ export class RoomChatsApi extends HttpApiGroup.make("roomChats")
       params: id,
       query: { after: Schema.optionalKey(Cursor) },
       success: HttpApiSchema.Empty(101).annotate({ description: "Switching Protocols: the connection is a WebSocket" }),
-      error: [InvalidRequest, NotRoomChat, NotFound, NotParticipant, AccessDenied]
+      error: [InvalidRequest, NotRoomChat, NotFound, NotParticipant, AccessDenied, UpgradeRequired]
     }).annotateMerge(doc(
       "Room WebSocket",
-      `Upgrade with the session cookie. The server sends the poll envelope \`{cursor, messages, presence, room_status}\` as a JSON text frame on connect (messages after \`after\`) and whenever messages, presence or the room's status change, on any replica. The client may send \`{"type": "append", "content": "...", "request_id": "..."}\` and gets \`{"type": "appended", id, seq, created_at}\` or \`{"type": "error", status, _tag, error}\` back. Closing the room sends a last frame with \`room_status: closed\` that carries the minutes' messages (a catch-up on a closed room sends every batch first), then the socket closes with 1000; losing access (session ended, user blocked or deactivated, no longer a participant, flag off) closes it with 4403: checked before every append and every 15 s. A client frame over 128 KiB closes it with 1009. Same authorization as the poll; a browser \`Origin\` must be the service's own or one of \`CORS_ORIGINS\` (else 403). Without an upgrade: 426. ${flagNote}`
+      `Upgrade with the session cookie. The server sends the poll envelope \`{cursor, messages, presence, room_status}\` as a JSON text frame on connect (messages after \`after\`) and whenever messages, presence or the room's status change, on any replica. The client may send \`{"type": "append", "content": "...", "request_id": "..."}\` and gets \`{"type": "appended", id, seq, created_at}\` or \`{"type": "error", status, _tag, error}\` back. Closing the room sends a last frame with \`room_status: closed\` that carries the minutes' messages (a catch-up on a closed room sends every batch first), then the socket closes with 1000; losing access (session ended, user blocked or deactivated, no longer a participant, flag off) closes it with 4403: checked before every append and every 15 s. A client frame over 128 KiB closes it with 1009. Same authorization as the poll; a browser \`Origin\` must be the service's own or one of \`CORS_ORIGINS\` (else 403). Without an upgrade (\`Connection: Upgrade\` and \`Upgrade: websocket\`): 426 \`UpgradeRequired\` with \`Upgrade: websocket\`. A malformed handshake — \`Sec-WebSocket-Key\` not the base64 of 16 bytes, \`Sec-WebSocket-Version\` not 13 (the answer then carries \`Sec-WebSocket-Version: 13\`), an invalid \`Sec-WebSocket-Protocol\` — is 400 \`InvalidRequest\` naming the header. ${flagNote}`
     ))
   )
   .middleware(WarRoomsEnabled)

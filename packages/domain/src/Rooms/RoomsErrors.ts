@@ -32,3 +32,13 @@ export class NotRoomChat extends AnswerError<NotRoomChat>()("NotRoomChat", body,
   httpApiStatus: 400,
   description: "The chat has no room_mode: read it with GET /v1/chat/history/{chatId}."
 }) {}
+
+/**
+ * 426: the room's WebSocket was asked for without a WebSocket upgrade
+ * (RFC 9110 §15.5.22); the answer carries `Upgrade: websocket`.
+ */
+export class UpgradeRequired extends AnswerError<UpgradeRequired>()("UpgradeRequired", body, {
+  httpApiStatus: 426,
+  description:
+    "This endpoint speaks WebSocket only: connect with `Connection: Upgrade` and `Upgrade: websocket` (a WebSocket client does), or poll GET /api/chats/{id}/messages."
+}) {}

@@ -52,25 +52,32 @@ export const knowledgeDocument = (row: CorrectionRow) => {
 const notFound = (what: string) => new Errors.NotFound({ error: `${what} not found` })
 
 export class Corrections extends Context.Service<Corrections, {
+  /**
+   * Succeeds when the tenant has `feature_decision_records` on; else 403
+   * `FeatureDisabled` naming the flag. The HTTP API asks it first, for every
+   * endpoint (the `DecisionRecordsEnabled` middleware), before the request is
+   * decoded; the operations below assume it was asked.
+   */
+  readonly requireEnabled: (tenantId: string) => Effect.Effect<void, Errors.FeatureDisabled>
   readonly create: (
     author: UserPrincipal,
     chatId: string,
     input: typeof Domain.CreateCorrection.Type
   ) => Effect.Effect<
     typeof Domain.CorrectionCreated.Type,
-    Errors.FeatureDisabled | Errors.NotFound | Errors.InvalidRequest | SqlError
+    Errors.NotFound | Errors.InvalidRequest | SqlError
   >
   readonly listForAgent: (
     reader: UserPrincipal,
     agentId: string,
     status: Domain.CorrectionStatus | undefined
-  ) => Effect.Effect<ReadonlyArray<Domain.DecisionRecord>, Errors.FeatureDisabled | Errors.NotFound | SqlError>
+  ) => Effect.Effect<ReadonlyArray<Domain.DecisionRecord>, Errors.NotFound | SqlError>
   /** open → accepted | rejected, once (409 otherwise); accepting adds the correction to the agent's knowledge in the same transaction. */
   readonly resolve: (
     admin: UserPrincipal,
     id: string,
     status: "accepted" | "rejected"
-  ) => Effect.Effect<Domain.DecisionRecord, Errors.FeatureDisabled | Errors.NotFound | Errors.Conflict | SqlError>
+  ) => Effect.Effect<Domain.DecisionRecord, Errors.NotFound | Errors.Conflict | SqlError>
 }>()("@agent-platform/server/Corrections/Corrections") {
   static readonly layer = Layer.effect(
     Corrections,
@@ -80,11 +87,10 @@ export class Corrections extends Context.Service<Corrections, {
       const gate = yield* FeatureGate
       const knowledge = yield* KnowledgeFiles
       const audit = yield* AuditLog
-      const enabled = (tenantId: string) => gate.require(tenantId, "feature_decision_records")
+      const requireEnabled = (tenantId: string) => gate.require(tenantId, "feature_decision_records")
 
       const create = Effect.fn("Corrections.create")(
         function*(author: UserPrincipal, chatId: string, input: typeof Domain.CreateCorrection.Type) {
-          yield* enabled(author.tenantId)
           // 404, as for a chat they cannot see: a room's chat is its participants' alone.
           if (!isUuid(chatId) || !(yield* repo.chatReadable(author.tenantId, chatId, author.userId))) {
             return yield* notFound(`chat ${chatId}`)
@@ -132,7 +138,6 @@ export class Corrections extends Context.Service<Corrections, {
         agentId: string,
         status: Domain.CorrectionStatus | undefined
       ) {
-        yield* enabled(reader.tenantId)
         if (!isUuid(agentId) || !(yield* repo.agentExists(reader.tenantId, agentId))) {
           return yield* notFound(`agent ${agentId}`)
         }
@@ -141,7 +146,6 @@ export class Corrections extends Context.Service<Corrections, {
 
       const resolve = Effect.fn("Corrections.resolve")(
         function*(admin: UserPrincipal, id: string, status: "accepted" | "rejected") {
-          yield* enabled(admin.tenantId)
           if (!isUuid(id)) return yield* notFound(`correction ${id}`)
           const row = yield* Effect.gen(function*() {
             const resolved = yield* repo.resolveOpen(admin.tenantId, id, status, admin.userId)
@@ -184,7 +188,7 @@ export class Corrections extends Context.Service<Corrections, {
         }
       )
 
-      return Corrections.of({ create, listForAgent, resolve })
+      return Corrections.of({ requireEnabled, create, listForAgent, resolve })
     })
   ).pipe(Layer.provide(CorrectionsRepo.layer))
 }

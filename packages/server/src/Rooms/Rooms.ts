@@ -406,7 +406,9 @@ export class Rooms extends Context.Service<Rooms, {
           return yield* new Errors.InvalidRequest({ error: "You cannot invite yourself: you already take part." })
         }
         const person = isUuid(invitedId) ? yield* Effect.orDie(users.findById(user.tenantId, invitedId)) : undefined
-        if (person === undefined || !person.active || person.is_service_account) {
+        // Only someone who can sign in is invitable (spec rule 2); a blocked user gets the same 404 as a
+        // deactivated or unknown one, so the answer tells no more about the account than the list does.
+        if (person === undefined || !person.active || person.blocked || person.is_service_account) {
           return yield* new Errors.NotFound({ error: `user ${invitedId} not found` })
         }
         if (room.status === "closed") return yield* roomClosed(room)

@@ -10,6 +10,7 @@ import { ServerConfig } from "../Platform/Config.ts"
 import { RoomChat } from "./RoomChat.ts"
 import { Rooms } from "./Rooms.ts"
 import { RoomSocket } from "./RoomSocket.ts"
+import { requireWebSocketHandshake } from "./WebSocketHandshake.ts"
 
 /**
  * The URL this service answers on, from the local end of the request's
@@ -40,12 +41,6 @@ const checkOrigin = (request: HttpServerRequest.HttpServerRequest) =>
       error: `Origin ${origin} may not open this WebSocket: add it to CORS_ORIGINS.`
     })
   })
-
-/** RFC 9110 §15.5.22: this endpoint speaks only WebSocket. */
-const upgradeRequired = HttpServerResponse.empty({
-  status: 426,
-  headers: { connection: "Upgrade", upgrade: "websocket" }
-})
 
 export const RoomsHttp = HttpApiBuilder.group(Api, "rooms", (handlers) =>
   Effect.gen(function*() {
@@ -81,7 +76,7 @@ export const RoomChatsHttp = HttpApiBuilder.group(Api, "roomChats", (handlers) =
           const user = yield* currentUser
           yield* checkOrigin(request).pipe(Effect.provideService(ServerConfig, config))
           const room = yield* chat.roomOfChat(user, params.id)
-          if (request.headers.upgrade?.toLowerCase() !== "websocket") return upgradeRequired
+          yield* requireWebSocketHandshake(request, params.id)
           const socket = yield* Effect.orDie(request.upgrade)
           yield* Effect.scoped(sockets.serve({ user, room, after: query.after ?? 0, socket }))
           // The server replaces this with the 101 it sent.

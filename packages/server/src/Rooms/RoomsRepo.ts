@@ -210,6 +210,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
   readonly touchPresence: (roomId: string, userId: string, seconds: number) => Effect.Effect<boolean, SqlError>
   /** Marks a participant away now (their WebSocket closed). */
   readonly leavePresence: (roomId: string, userId: string) => Effect.Effect<void, SqlError>
+  /** The tenant's people who can sign in (active, not blocked; no service accounts) and do not take part yet. */
   readonly invitableUsers: (
     tenantId: string,
     roomId: string,
@@ -477,7 +478,7 @@ export class RoomsRepo extends Context.Service<RoomsRepo, {
             }%`})`
           return sql<InvitableRow>`
             SELECT u.id, u.nombre, u.email, u.avatar_url FROM users u
-            WHERE u.tenant_id = ${tenantId} AND u.active AND NOT u.is_service_account AND ${match}
+            WHERE u.tenant_id = ${tenantId} AND u.active AND NOT u.blocked AND NOT u.is_service_account AND ${match}
               AND NOT EXISTS (SELECT 1 FROM room_participants p WHERE p.room_id = ${roomId} AND p.user_id = u.id)
             ORDER BY u.nombre, u.id LIMIT ${limit}`
         },
