@@ -306,6 +306,15 @@ layer(testServer(), serverSuite)("compliance", (it) => {
         assert.strictEqual(refused._tag, "FeatureDisabled")
         assert.match(messageOf(refused), /feature_compliance_pack/)
       }
+      // The flag is decided before the query is read: 403 whatever it holds.
+      const cookie = yield* sessionCookie(w.officer)
+      for (
+        const path of ["provenance?limit=0", "hitl-map?days=abc", "export?format=xlsx", "provenance?from=yesterday"]
+      ) {
+        const refused = yield* http(`/api/compliance/${path}`, { headers: { cookie } })
+        assert.strictEqual(refused.status, 403, path)
+        assert.strictEqual(refused.body._tag, "FeatureDisabled", path)
+      }
       yield* w.admin.api.admin.updateFlags({ payload: { feature_compliance_pack: true } })
       const integrity = yield* w.officer.api.compliance.integrity()
       assert.isTrue(integrity.valid)

@@ -7,6 +7,7 @@ import { FeatureDisabled, InvalidRequest } from "../Errors.ts"
 import { Csv, DateRange } from "../Exports/Export.ts"
 import { RequiredRole, SessionAuth } from "../Security.ts"
 import { ExportFormat, HitlMap, Integrity, Provenance, ProvenanceRow, Supervision } from "./Compliance.ts"
+import { CompliancePackEnabled } from "./CompliancePack.ts"
 
 const flagged =
   "403 when the tenant's `feature_compliance_pack` is off or the caller is not a Security Officer (r_security_officer or r_superadmin)."
@@ -61,6 +62,7 @@ export class ComplianceApi extends HttpApiGroup.make("compliance")
     ))
   )
   .annotateEndpoints(RequiredRole, "security_officer")
+  .middleware(CompliancePackEnabled)
   .middleware(SessionAuth)
   .prefix("/api/compliance")
   .annotateMerge(OpenApi.annotations({

@@ -33,6 +33,12 @@ export interface ProvenanceRequest {
 type Refusal = Errors.FeatureDisabled
 
 export class Compliance extends Context.Service<Compliance, {
+  /**
+   * 403 naming the flag unless `feature_compliance_pack` is on: asked once per
+   * request by the group's middleware (CompliancePackFlag.ts), before the
+   * query is decoded; the operations below assume it was asked.
+   */
+  readonly requireEnabled: (tenantId: string) => Effect.Effect<void, Errors.FeatureDisabled>
   readonly provenance: (
     tenantId: string,
     request: ProvenanceRequest
@@ -50,10 +56,9 @@ export class Compliance extends Context.Service<Compliance, {
       const repo = yield* ComplianceRepo
       const audit = yield* AuditLog
       const gate = yield* FeatureGate
-      const enabled = (tenantId: string) => gate.require(tenantId, "feature_compliance_pack")
+      const requireEnabled = (tenantId: string) => gate.require(tenantId, "feature_compliance_pack")
 
       const provenance = Effect.fn("Compliance.provenance")(function*(tenantId: string, request: ProvenanceRequest) {
-        yield* enabled(tenantId)
         const period = yield* between(request.from, request.to)
         if (request.action_id !== undefined && !isUuid(request.action_id)) {
           return yield* new Errors.InvalidRequest({ error: `action_id: ${request.action_id} is not an action id` })
@@ -82,14 +87,12 @@ export class Compliance extends Context.Service<Compliance, {
       })
 
       const integrity = Effect.fn("Compliance.integrity")(function*(tenantId: string) {
-        yield* enabled(tenantId)
         const auditLogs = yield* audit.verify("audit_logs", tenantId)
         const adminAuditLog = yield* audit.verify("admin_audit_log", tenantId)
         return { valid: auditLogs.valid && adminAuditLog.valid, audit_logs: auditLogs, admin_audit_log: adminAuditLog }
       })
 
       const hitlMap = Effect.fn("Compliance.hitlMap")(function*(tenantId: string, days: number) {
-        yield* enabled(tenantId)
         const period = lastDays(days)
         const actions = yield* repo.executionsByAction(tenantId, period.start, period.end)
         return {
@@ -127,7 +130,6 @@ export class Compliance extends Context.Service<Compliance, {
           readonly to?: string | undefined
         }
       ) {
-        yield* enabled(tenantId)
         const period = yield* between(request.from, request.to)
         const pages = repo.pages({
           tenantId,
@@ -144,7 +146,7 @@ export class Compliance extends Context.Service<Compliance, {
         } satisfies Download
       })
 
-      return Compliance.of({ provenance, integrity, hitlMap, export: exportProvenance })
+      return Compliance.of({ requireEnabled, provenance, integrity, hitlMap, export: exportProvenance })
     })
   ).pipe(Layer.provide(ComplianceRepo.layer))
 }

@@ -1,11 +1,15 @@
-/** The handlers of `/api/compliance` (Security Officer, `feature_compliance_pack`). */
+/**
+ * The handlers of `/api/compliance` (Security Officer), with the middleware of
+ * their flag `feature_compliance_pack`, built on the `Compliance` service.
+ */
 import { Api } from "@agent-platform/domain"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { currentUser } from "../Auth/CurrentUser.ts"
 import { downloadResponse } from "../Exports/Download.ts"
 import { orDieOnSql } from "../Platform/Defects.ts"
 import { Compliance } from "./Compliance.ts"
+import { CompliancePackEnabledLive } from "./CompliancePackFlag.ts"
 
 export const ComplianceHttp = HttpApiBuilder.group(Api, "compliance", (handlers) =>
   Effect.gen(function*() {
@@ -26,4 +30,4 @@ export const ComplianceHttp = HttpApiBuilder.group(Api, "compliance", (handlers)
             compliance.export(officer.tenantId, { format: query.format ?? "csv", from: query.from, to: query.to }),
             downloadResponse
           )))
-  }))
+  })).pipe(Layer.provide(CompliancePackEnabledLive))

@@ -1,0 +1,24 @@
+/**
+ * The `feature_compliance_pack` flag, decided here for every compliance
+ * endpoint (the domain's `CompliancePackEnabled` middleware): while it is off
+ * the answer is 403 naming the flag, whatever the query — it is decoded only
+ * after it.
+ */
+import { CompliancePackEnabled, CurrentPrincipal } from "@agent-platform/domain"
+import { Effect, Layer } from "effect"
+import { Compliance } from "./Compliance.ts"
+
+/** The middleware, built on the `Compliance` service its handlers already use. */
+export const CompliancePackEnabledLive = Layer.effect(
+  CompliancePackEnabled,
+  Effect.gen(function*() {
+    const compliance = yield* Compliance
+    return CompliancePackEnabled.of((httpEffect) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        yield* compliance.requireEnabled(principal.tenantId)
+        return yield* httpEffect
+      })
+    )
+  })
+)
