@@ -683,6 +683,13 @@ layer(testServer({ APP_BASE_URL: "https://rooms.example.com/app/" }), serverSuit
           { ...toBlocked.body, error: toBlocked.body.error.replace(blocked.id, "<id>") },
           { ...toDeactivated.body, error: toDeactivated.body.error.replace(deactivated.id, "<id>") }
         )
+        // Added directly as a participant: the same 404.
+        const added = yield* asUser(
+          host.client,
+          `/api/rooms/${room.id}/participants`,
+          json("POST", { user_id: blocked.id })
+        )
+        assert.strictEqual(added.status, 404)
         const read = yield* host.client.api.rooms.get({ params: { id: room.id } })
         assert.isFalse(read.participants.some((p) => "user_id" in p && p.user_id === blocked.id))
         const sql = yield* SqlClient.SqlClient

@@ -346,7 +346,8 @@ export class Rooms extends Context.Service<Rooms, {
           const person = isUuid(input.user_id)
             ? yield* Effect.orDie(users.findById(user.tenantId, input.user_id))
             : undefined
-          if (person === undefined || !person.active) {
+          // As for an invitation: someone who cannot sign in (deactivated or blocked) is not found.
+          if (person === undefined || !person.active || person.blocked) {
             return yield* new Errors.NotFound({ error: `user ${input.user_id} not found` })
           }
           const userId = input.user_id
