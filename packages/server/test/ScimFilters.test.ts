@@ -194,6 +194,31 @@ layer(testServer(), serverSuite)("SCIM filters (RFC 7644 §3.4.2.2)", (it) => {
       assert.strictEqual(tooMany.body.scimType, "tooMany")
     }))
 
+  it.effect("date filters take an xsd:dateTime only (fraction and offset optional); \"1\", \"-1\", a weekday or a bare date is 400 invalidFilter", () =>
+    Effect.gen(function*() {
+      const { find, scim } = yield* population
+      for (
+        const value of ["1", "-1", "Tuesday 5", "2024-01-02", "2024-02-30T00:00:00Z", "2024-01-02 03:04:05Z", "0"]
+      ) {
+        const result = yield* scim.get(`/Users${filter(`meta.created gt "${value}"`)}`)
+        assert.isTrue(isScimError(result, 400), `${value}: ${result.status} ${JSON.stringify(result.body)}`)
+        assert.strictEqual(result.body.scimType, "invalidFilter", value)
+        assert.include(result.body.detail, "expected an ISO 8601 date-time", value)
+      }
+      const everyone = ["alice", "bob", "carol", "o'neil"]
+      for (
+        const value of [
+          "2000-01-02T03:04:05Z",
+          "2000-01-02T03:04:05.123456Z",
+          "2000-01-02T03:04:05+02:00",
+          "2000-01-02T03:04:05"
+        ]
+      ) {
+        assert.deepStrictEqual(yield* find(`meta.created gt "${value}"`), everyone, value)
+      }
+      assert.deepStrictEqual(yield* find(`meta.lastModified lt "2000-01-01T00:00:00-05:00"`), [])
+    }))
+
   it.effect("paging arithmetic: totalResults counts all matches, startIndex is 1-based, itemsPerPage is the page's size", () =>
     Effect.gen(function*() {
       const { scim, p } = yield* population
@@ -260,6 +285,34 @@ layer(testServer(), serverSuite)("SCIM filters (RFC 7644 §3.4.2.2)", (it) => {
       assert.notProperty(without.body, "meta")
       assert.strictEqual(without.body.userName, `${p}-alice@example.com`)
       assert.isString(without.headers.get("etag"))
+    }))
+
+  it.effect("projection follows each attribute's returned in /Schemas: default ones (userName) can be excluded, id and schemas cannot", () =>
+    Effect.gen(function*() {
+      const { scim, p } = yield* population
+      const schema = (yield* scim.get(`/Schemas/${UserUrn}`)).body
+      const declared = (name: string) => schema.attributes.find((a: { name: string }) => a.name === name).returned
+      assert.strictEqual(declared("userName"), "default")
+      assert.strictEqual(declared("password"), "never")
+      const query = `${filter(`userName eq "${p}-alice@example.com"`)}`
+      for (const excluded of ["userName", "USERNAME", `${UserUrn}:userName`, "userName,id,schemas"]) {
+        const listed = (yield* scim.get(`/Users${query}&excludedAttributes=${excluded}`)).body.Resources[0]
+        assert.notProperty(listed, "userName", excluded)
+        assert.isString(listed.id, excluded)
+        assert.deepStrictEqual(listed.schemas, [UserUrn, EnterpriseUrn], excluded)
+        const read = yield* scim.get(`/Users/${listed.id}?excludedAttributes=${excluded}`)
+        assert.notProperty(read.body, "userName", excluded)
+        assert.isString(read.body.id, excluded)
+      }
+      const searched = yield* scim.post("/Users/.search", {
+        filter: `userName eq "${p}-alice@example.com"`,
+        excludedAttributes: ["userName", "id"]
+      })
+      assert.notProperty(searched.body.Resources[0], "userName")
+      assert.isString(searched.body.Resources[0].id)
+      // Asked for by name, what is never returned stays out and what is always returned comes anyway.
+      const named = (yield* scim.get(`/Users${query}&attributes=password,displayName`)).body.Resources[0]
+      assert.sameMembers(Object.keys(named), ["schemas", "id", "displayName"])
     }))
 
   it.effect("POST /Users/.search answers what the GET answers for the same query: filter, sort, page and projection", () =>

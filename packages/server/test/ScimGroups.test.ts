@@ -87,11 +87,12 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       const scim = yield* scimClient()
       const name = `Dup ${unique()}`
       yield* createGroup(scim, name)
-      const again = yield* scim.post("/Groups", { displayName: name.toUpperCase() })
+      const again = yield* scim.post("/Groups", { schemas: [GroupUrn], displayName: name.toUpperCase() })
       assert.isTrue(isScimError(again, 409))
       assert.strictEqual(again.body.scimType, "uniqueness")
       const unknown = crypto.randomUUID()
       const missing = yield* scim.post("/Groups", {
+        schemas: [GroupUrn],
         displayName: `G ${unique()}`,
         members: [{ value: unknown }, { value: "not-a-uuid" }]
       })
@@ -99,11 +100,12 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       assert.strictEqual(missing.body.scimType, "invalidValue")
       assert.include(missing.body.detail, unknown)
       const nested = yield* scim.post("/Groups", {
+        schemas: [GroupUrn],
         displayName: `G ${unique()}`,
         members: [{ value: (yield* provision(scim)).id, type: "Group" }]
       })
       assert.strictEqual(nested.body.scimType, "invalidValue")
-      const noName = yield* scim.post("/Groups", { members: [] })
+      const noName = yield* scim.post("/Groups", { schemas: [GroupUrn], members: [] })
       assert.strictEqual(noName.body.scimType, "invalidValue")
       // Nothing half-written.
       const listed = yield* scim.get(`/Groups${filter(`displayName sw "G "`)}`)
@@ -214,6 +216,69 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       )
     }))
 
+  it.effect("PATCH removes members by a filter on what a member returns: display (any case), type, value; another attribute is 400 invalidFilter", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const [a, b, c] = [yield* provision(scim), yield* provision(scim), yield* provision(scim)]
+      const renamed = yield* scim.patch(
+        `/Users/${b.id}`,
+        patchOp({ op: "replace", path: "displayName", value: `Grace Hopper ${unique()}` })
+      )
+      const group = yield* createGroup(scim, `Filtered ${unique()}`, [a.id, b.id, c.id])
+      const patch = (operation: Record<string, unknown>) => scim.patch(`/Groups/${group.id}`, patchOp(operation))
+      const byDisplay = yield* patch({
+        op: "remove",
+        path: `members[display eq "${String(renamed.body.displayName).toUpperCase()}"]`
+      })
+      assert.strictEqual(byDisplay.status, 200, JSON.stringify(byDisplay.body))
+      assert.deepStrictEqual(memberIds(byDisplay.body), [a.id, c.id].sort())
+      const byValueAndDisplay = yield* patch({
+        op: "remove",
+        path: `${GroupUrn}:members[value eq "${a.id.toUpperCase()}" and display co "Lovelace"]`
+      })
+      assert.deepStrictEqual(memberIds(byValueAndDisplay.body), [c.id])
+      // A filter matching nobody removes nobody: the member may already be gone (Okta retries).
+      const nobody = yield* patch({ op: "remove", path: `members[display eq "Nobody at all"]` })
+      assert.strictEqual(nobody.status, 200)
+      assert.deepStrictEqual(memberIds(nobody.body), [c.id])
+      for (const path of [`members[nope eq "x"]`, `members[value eq "${c.id}" or emails pr]`, `members[$ref pr]`]) {
+        const refused = yield* patch({ op: "remove", path })
+        assert.isTrue(isScimError(refused, 400), `${path}: ${JSON.stringify(refused.body)}`)
+        assert.strictEqual(refused.body.scimType, "invalidFilter", path)
+      }
+      assert.deepStrictEqual(memberIds((yield* scim.get(`/Groups/${group.id}`)).body), [c.id])
+      const byType = yield* patch({ op: "remove", path: `members[type eq "User"]` })
+      assert.notProperty(byType.body, "members")
+    }))
+
+  it.effect("PATCH refuses a member without a value, or a displayName that is not a string: 400 invalidValue, nothing changes", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const member = yield* provision(scim)
+      const group = yield* createGroup(scim, `Strict ${unique()}`, [member.id])
+      const operations: ReadonlyArray<Record<string, unknown>> = [
+        { op: "add", path: "members", value: [{ nope: 1 }] },
+        { op: "add", path: "members", value: [{ value: member.id }, { display: "No id" }] },
+        { op: "add", path: "members", value: [{ value: 5 }] },
+        { op: "add", path: "members", value: member.id },
+        { op: "replace", path: "members", value: [{}] },
+        { op: "add", value: { members: [{ nope: 1 }] } },
+        { op: "remove", path: "members", value: [{ display: "Ada" }] },
+        { op: "replace", path: "displayName", value: 5 },
+        { op: "replace", value: { displayName: 5 } },
+        { op: "replace", path: "displayName", value: ["Strict"] }
+      ]
+      for (const operation of operations) {
+        const result = yield* scim.patch(`/Groups/${group.id}`, patchOp(operation))
+        assert.isTrue(isScimError(result, 400), `${JSON.stringify(operation)}: ${JSON.stringify(result.body)}`)
+        assert.strictEqual(result.body.scimType, "invalidValue", JSON.stringify(operation))
+      }
+      const after = (yield* scim.get(`/Groups/${group.id}`)).body
+      assert.strictEqual(after.displayName, group.displayName)
+      assert.deepStrictEqual(memberIds(after), [member.id])
+      assert.strictEqual(after.meta.version, group.meta.version)
+    }))
+
   it.effect("PUT /Groups replaces name and members; DELETE answers 204, then 404; memberships go with it", () =>
     Effect.gen(function*() {
       const scim = yield* scimClient()
@@ -227,7 +292,9 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       assert.strictEqual(put.status, 200)
       assert.deepStrictEqual(memberIds(put.body), [b.id])
       assert.notProperty(put.body, "externalId")
-      const stale = yield* scim.put(`/Groups/${group.id}`, { displayName: "x" }, { "if-match": group.meta.version })
+      const stale = yield* scim.put(`/Groups/${group.id}`, { schemas: [GroupUrn], displayName: "x" }, {
+        "if-match": group.meta.version
+      })
       assert.isTrue(isScimError(stale, 412))
       const deleted = yield* scim.delete(`/Groups/${group.id}`)
       assert.strictEqual(deleted.status, 204)
@@ -274,7 +341,7 @@ layer(testServer(), serverSuite)("SCIM Groups", (it) => {
       const theirs = yield* http("/v1/scim/Groups", {
         method: "POST",
         headers,
-        body: JSON.stringify({ displayName: group.displayName })
+        body: JSON.stringify({ schemas: [GroupUrn], displayName: group.displayName })
       })
       assert.strictEqual(theirs.status, 201)
     }))

@@ -192,6 +192,44 @@ layer(testServer(), serverSuite)("SCIM PATCH of users: the providers' quirks one
       assert.strictEqual(bad.body.scimType, "invalidValue")
     }))
 
+  it.effect("a value of the wrong type is 400 invalidValue, as POST and PUT refuse it, and changes nothing", () =>
+    Effect.gen(function*() {
+      const { scim, user } = yield* fresh
+      const operations: ReadonlyArray<Record<string, unknown>> = [
+        { op: "replace", path: "userName", value: 12 },
+        { op: "replace", value: { userName: 12 } },
+        { op: "replace", path: "displayName", value: ["Ada"] },
+        { op: "replace", path: "title", value: 5 },
+        { op: "replace", path: "name.givenName", value: 5 },
+        { op: "replace", value: { "name.givenName": true } },
+        { op: "replace", path: "active", value: 1 },
+        { op: "replace", path: "active", value: "yes" },
+        { op: "replace", path: "emails", value: "ada@example.com" },
+        { op: "add", path: "emails", value: [5] },
+        { op: "replace", path: "emails[type eq \"work\"].value", value: 7 },
+        { op: "add", path: "phoneNumbers", value: { value: 5551234 } },
+        { op: "replace", path: "name", value: "Ada" }
+      ]
+      for (const operation of operations) {
+        const result = yield* scim.patch(`/Users/${user.id}`, patchOp(operation))
+        assert.isTrue(isScimError(result, 400), `${JSON.stringify(operation)}: ${JSON.stringify(result.body)}`)
+        assert.strictEqual(result.body.scimType, "invalidValue", JSON.stringify(operation))
+      }
+      const after = (yield* scim.get(`/Users/${user.id}`)).body
+      assert.deepStrictEqual(
+        { ...after, meta: undefined },
+        { ...user, meta: undefined },
+        "nothing changed"
+      )
+      // The enterprise extension keeps an HR number as text, as POST does (employeeNumber: 701984).
+      const employee = yield* scim.patch(
+        `/Users/${user.id}`,
+        patchOp({ op: "replace", path: `${EnterpriseUrn}:employeeNumber`, value: 4711 })
+      )
+      assert.strictEqual(employee.status, 200, JSON.stringify(employee.body))
+      assert.strictEqual(employee.body[EnterpriseUrn].employeeNumber, "4711")
+    }))
+
   it.effect("no path, dotted keys: only the named sub-attributes change; a complex value merges too", () =>
     Effect.gen(function*() {
       const { scim, user } = yield* fresh
@@ -413,6 +451,54 @@ layer(testServer(), serverSuite)("SCIM discovery and errors at the edge", (it) =
         assert.match(plainJson.headers.get("content-type") ?? "", /^application\/scim\+json/)
         assert.deepStrictEqual(malformed.body.schemas, [ErrorUrn])
       }
+    }))
+
+  it.effect("every SCIM error matches the schema /openapi.json publishes for it, _tag included: decoding failures, malformed JSON, 413, 415", () =>
+    Effect.gen(function*() {
+      const document = (yield* http("/openapi.json")).body
+      const resolve = (schema: any): any =>
+        schema?.$ref === undefined
+          ? schema
+          : document.components.schemas[String(schema.$ref).slice("#/components/schemas/".length)]
+      /** The schemas an operation publishes for a status in application/scim+json. */
+      const published = (path: string, method: string, status: number): Array<any> => {
+        const response = resolve(document.paths[path][method].responses[String(status)])
+        const content = response?.content?.["application/scim+json"]
+        assert.isDefined(content, `${method} ${path} ${status} in application/scim+json`)
+        const schema = resolve(content.schema)
+        return (schema.anyOf ?? schema.oneOf ?? [schema]).map(resolve)
+      }
+      const matches = (body: Record<string, unknown>, schema: any) =>
+        (schema.required as Array<string>).every((key) => key in body) &&
+        Object.keys(body).every((key) => key in schema.properties) &&
+        (schema.properties._tag.enum ?? [schema.properties._tag.const]).includes(body._tag)
+      const scim = yield* scimClient()
+      const user = (yield* scim.post("/Users", oktaUser(`tag-${unique()}@example.com`))).body
+      const group = (yield* scim.post("/Groups", { schemas: [GroupUrn], displayName: `Tag ${unique()}` })).body
+      const cases: ReadonlyArray<readonly [string, string, string, unknown, Record<string, string>?]> = [
+        ["/v1/scim/Users/{id}", "patch", `/Users/${user.id}`, { schemas: [PatchOpUrn], Operations: "x" }],
+        ["/v1/scim/Users", "post", "/Users", { schemas: [UserUrn], userName: 42 }],
+        ["/v1/scim/Users", "post", "/Users", "{\"userName\": "],
+        ["/v1/scim/Groups", "post", "/Groups", { schemas: [GroupUrn], displayName: 5 }],
+        ["/v1/scim/Users/{id}", "put", `/Users/${user.id}`, { schemas: [UserUrn], userName: 5 }],
+        ["/v1/scim/Groups/{id}", "put", `/Groups/${group.id}`, { schemas: [GroupUrn], displayName: 5 }],
+        ["/v1/scim/Users/.search", "post", "/Users/.search", { count: "x" }],
+        ["/v1/scim/Users", "get", "/Users?count=1&count=2", undefined],
+        ["/v1/scim/Users", "post", "/Users", "userName=x", { "content-type": "application/x-www-form-urlencoded" }],
+        ["/v1/scim/Groups/{id}", "patch", `/Groups/${group.id}`, "x".repeat(2 * 1024 * 1024)]
+      ]
+      for (const [path, method, url, body, headers] of cases) {
+        const result = method === "get"
+          ? yield* scim.get(url)
+          : yield* (method === "post" ? scim.post : method === "put" ? scim.put : scim.patch)(url, body, headers)
+        const label = `${method} ${url}: ${result.status} ${JSON.stringify(result.body)}`
+        assert.isTrue(isScimError(result, result.status) && result.status >= 400, label)
+        assert.isString(result.body._tag, label)
+        assert.isTrue(published(path, method, result.status).some((schema) => matches(result.body, schema)), label)
+      }
+      // A rate limit and an edge 4xx carry no scimType: RFC 7644 defines them for 400 (and 409's uniqueness) only.
+      const rateLimited = published("/v1/scim/Users", "get", 429)
+      assert.isTrue(rateLimited.every((schema) => !("scimType" in schema.properties)))
     }))
 
   it.effect("/openapi.json documents every SCIM operation with open request bodies and no 501", () =>

@@ -4,6 +4,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import {
   EnterpriseUrn,
   filter,
+  GroupUrn,
   isScimError,
   ListUrn,
   oktaUser,
@@ -187,6 +188,55 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       assert.match(badName.body.detail, /name/)
     }))
 
+  it.effect("POST and PUT need schemas listing the resource's core URN: none, or the Group URN, is 400 invalidSyntax naming it", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const user = yield* provision(scim)
+      const userName = `s-${unique()}@example.com`
+      const { schemas: _schemas, ...withoutSchemas } = oktaUser(userName)
+      const refusals = [
+        yield* scim.post("/Users", withoutSchemas),
+        yield* scim.post("/Users", { ...withoutSchemas, schemas: [GroupUrn] }),
+        yield* scim.post("/Users", { ...withoutSchemas, schemas: "urn:ietf:params:scim:schemas:core:2.0:User" }),
+        yield* scim.put(`/Users/${user.id}`, { ...oktaUser(user.userName), schemas: undefined }),
+        yield* scim.put(`/Users/${user.id}`, { ...oktaUser(user.userName), schemas: [EnterpriseUrn] })
+      ]
+      for (const refused of refusals) {
+        assert.isTrue(isScimError(refused, 400), JSON.stringify(refused.body))
+        assert.strictEqual(refused.body.scimType, "invalidSyntax")
+        assert.include(refused.body.detail, UserUrn)
+      }
+      const groups = [
+        yield* scim.post("/Groups", { displayName: `No schemas ${unique()}` }),
+        yield* scim.post("/Groups", { schemas: [UserUrn], displayName: `User URN ${unique()}` })
+      ]
+      for (const refused of groups) {
+        assert.isTrue(isScimError(refused, 400), JSON.stringify(refused.body))
+        assert.strictEqual(refused.body.scimType, "invalidSyntax")
+        assert.include(refused.body.detail, GroupUrn)
+      }
+      // Nothing was created or changed; the URN is compared in any case, extensions may follow it.
+      assert.strictEqual((yield* scim.get(`/Users${filter(`userName eq "${userName}"`)}`)).body.totalResults, 0)
+      assert.strictEqual((yield* scim.get(`/Users/${user.id}`)).body.userName, user.userName)
+      const anyCase = yield* scim.post("/Users", { ...withoutSchemas, schemas: [UserUrn.toUpperCase(), EnterpriseUrn] })
+      assert.strictEqual(anyCase.status, 201, JSON.stringify(anyCase.body))
+    }))
+
+  it.effect("a value of the wrong type is 400 invalidValue in POST and PUT alike; numbers are text only in the enterprise extension", () =>
+    Effect.gen(function*() {
+      const scim = yield* scimClient()
+      const user = yield* provision(scim)
+      // Attributes the contract leaves open, validated by the service (the typed ones fail decoding: invalidSyntax).
+      for (const extra of [{ title: 5 }, { nickName: true }, { phoneNumbers: "555-1234" }, { locale: ["en-US"] }]) {
+        const created = yield* scim.post("/Users", oktaUser(`t-${unique()}@example.com`, extra))
+        assert.isTrue(isScimError(created, 400), `${JSON.stringify(extra)}: ${JSON.stringify(created.body)}`)
+        assert.strictEqual(created.body.scimType, "invalidValue", JSON.stringify(extra))
+        const replaced = yield* scim.put(`/Users/${user.id}`, oktaUser(user.userName, extra))
+        assert.isTrue(isScimError(replaced, 400), `${JSON.stringify(extra)}: ${JSON.stringify(replaced.body)}`)
+      }
+      assert.isUndefined((yield* scim.get(`/Users/${user.id}`)).body.title)
+    }))
+
   it.effect("a user provisioned without a password cannot sign in until one is set", () =>
     Effect.gen(function*() {
       const scim = yield* scimClient()
@@ -227,7 +277,7 @@ layer(testServer(), serverSuite)("SCIM Users: create, read, replace, delete", (i
       const group = yield* http("/v1/scim/Groups", {
         method: "POST",
         headers,
-        body: JSON.stringify({ displayName: "Theirs", members: [{ value: user.id }] })
+        body: JSON.stringify({ schemas: [GroupUrn], displayName: "Theirs", members: [{ value: user.id }] })
       })
       assert.isTrue(isScimError(group, 400))
       assert.strictEqual(group.body.scimType, "invalidValue")
@@ -449,7 +499,7 @@ layer(testServer(), serverSuite)("SCIM Users: deactivation and the platform", (i
       assert.strictEqual(verified.entries_invalid, 0)
     }))
 
-  it.effect("SCIM calls count as data endpoints (300/min); a 429 is a SCIM error with Retry-After", () =>
+  it.effect("SCIM calls count as data endpoints (300/min); a 429 is a SCIM error with Retry-After and no scimType", () =>
     Effect.gen(function*() {
       const generous = yield* scimClient({ rate_limit_rpm: 1000 })
       const first = yield* generous.get("/ServiceProviderConfig")
@@ -459,7 +509,9 @@ layer(testServer(), serverSuite)("SCIM Users: deactivation and the platform", (i
       assert.strictEqual((yield* tight.get("/Users?count=1")).status, 200)
       const limited = yield* tight.get("/Users?count=1")
       assert.isTrue(isScimError(limited, 429))
-      assert.strictEqual(limited.body.scimType, "tooMany")
+      // RFC 7644's tooMany is a 400 for a filter yielding too many results, not a rate limit.
+      assert.notProperty(limited.body, "scimType")
+      assert.strictEqual(limited.body._tag, "ScimRateLimited")
       assert.match(limited.body.detail, /Rate limit of 2 requests per minute exceeded/)
       assert.match(limited.headers.get("retry-after") ?? "", /^\d+$/)
       assert.isAbove(Number(limited.headers.get("retry-after")), 0)

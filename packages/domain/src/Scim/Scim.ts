@@ -164,6 +164,21 @@ const BooleanLike = Schema.Union([Schema.Boolean, Schema.String]).annotate({
   description: "A boolean; the strings \"True\" and \"False\" (any case) are accepted as sent by Microsoft Entra ID."
 })
 
+/**
+ * The `schemas` of a POST or PUT body: required, and listing the resource's
+ * core schema URN (any case), as PatchOp and SearchRequest bodies name theirs;
+ * a body without it, or of another resource type, is a 400 invalidSyntax
+ * naming the URN. Okta, Entra ID and OneLogin always send it.
+ */
+const schemasListing = (urn: string, resource: string) => {
+  const message = `A ${resource} body's schemas must list ${urn}.`
+  return Schema.Array(Schema.String).annotate({ message }).check(
+    Schema.makeFilter((schemas) => schemas.some((schema) => schema.toLowerCase() === urn.toLowerCase()) || message, {
+      description: `Must list ${urn}.`
+    })
+  ).pipe(Schema.annotateKey({ messageMissingKey: message, description: `Required: must list \`${urn}\`.` }))
+}
+
 /** A User as returned (RFC 7643 §4.1): `id` and `schemas` always, the rest unless excluded by `attributes`/`excludedAttributes`. */
 export const ScimUser = open({
   schemas: Schema.Array(Schema.String),
@@ -186,7 +201,7 @@ export type ScimUser = typeof ScimUser.Type
 
 /** A User as sent on POST and PUT; validated and normalized by the service, unknown attributes ignored. */
 export const ScimUserInput = open({
-  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  schemas: schemasListing(UserSchemaUrn, "User"),
   userName: Schema.optionalKey(Schema.String).annotate({ description: "Required." }),
   externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
   name: Schema.optionalKey(Name),
@@ -223,7 +238,7 @@ export type ScimGroup = typeof ScimGroup.Type
 
 /** A Group as sent on POST and PUT. */
 export const ScimGroupInput = open({
-  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  schemas: schemasListing(GroupSchemaUrn, "Group"),
   displayName: Schema.optionalKey(Schema.String).annotate({ description: "Required." }),
   externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
   members: Schema.optionalKey(Schema.Array(Member))

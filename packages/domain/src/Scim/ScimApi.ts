@@ -21,11 +21,13 @@ import {
   ScimGroup,
   ScimGroupInput,
   ScimNotFound,
+  ScimPayloadTooLarge,
   ScimPreconditionFailed,
   ScimRateLimited,
   ScimResourceType,
   ScimSchemaResource,
   ScimUnauthorized,
+  ScimUnsupportedMediaType,
   ScimUser,
   ScimUserInput,
   SearchRequest,
@@ -48,6 +50,12 @@ const badRequest = ScimBadRequest.pipe(asScim)
 const notFound = ScimNotFound.pipe(asScim)
 const conflict = ScimConflict.pipe(asScim)
 const preconditionFailed = ScimPreconditionFailed.pipe(asScim)
+/**
+ * What the HTTP edge answers, in SCIM's error schema, before an endpoint that
+ * reads a body runs: declared here so the document says `application/scim+json`
+ * (the contract-wide 413 and 415 are `application/json`).
+ */
+const bodyRefusals = [ScimPayloadTooLarge.pipe(asScim), ScimUnsupportedMediaType.pipe(asScim)] as const
 const id = { id: Schema.String }
 
 /** The resource's version, the same as `meta.version`. */
@@ -84,13 +92,13 @@ export class ScimApi extends HttpApiGroup.make("scim")
     HttpApiEndpoint.post("searchUsers", "/Users/.search", {
       payload: searchPayload,
       success: userList,
-      error: [badRequest]
+      error: [badRequest, ...bodyRefusals]
     }).annotateMerge(doc("Search users", search)),
     HttpApiEndpoint.post("createUser", "/Users", {
       query: ProjectionQuery,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
       success: created(ScimUser),
-      error: [badRequest, conflict]
+      error: [badRequest, conflict, ...bodyRefusals]
     }).annotateMerge(doc(
       "Create a user",
       `Creates a user of the tenant (role r_user unless a role mapping grants another). 409 (uniqueness) when the userName or sign-in email is taken. Without a password the user cannot sign in until one is set. ${userWrites}`
@@ -107,7 +115,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [ScimUserInput.pipe(asScim), ScimUserInput],
       success: resource(ScimUser),
-      error: [badRequest, forbidden, notFound, conflict, preconditionFailed]
+      error: [badRequest, forbidden, notFound, conflict, preconditionFailed, ...bodyRefusals]
     }).annotateMerge(doc(
       "Replace a user",
       `Full replacement: attributes left out are cleared. \`active: false\` deactivates the user (as Okta does), ending their sessions at once. ${ifMatch} ${ownerRule} ${userWrites}`
@@ -118,7 +126,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [PatchOp.pipe(asScim), PatchOp],
       success: resource(ScimUser),
-      error: [badRequest, forbidden, notFound, conflict, preconditionFailed]
+      error: [badRequest, forbidden, notFound, conflict, preconditionFailed, ...bodyRefusals]
     }).annotateMerge(doc(
       "Update a user",
       `PatchOp add/replace/remove, with or without \`path\` (a value of dotted keys such as \`{"name.givenName": "X"}\` is accepted), ops in any case. \`replace\` with value \`{active: false}\` deactivates the user and ends their sessions; \`true\` lets them sign in again. ${ifMatch} ${ownerRule}`
@@ -143,13 +151,13 @@ export class ScimApi extends HttpApiGroup.make("scim")
     HttpApiEndpoint.post("searchGroups", "/Groups/.search", {
       payload: searchPayload,
       success: groupList,
-      error: [badRequest]
+      error: [badRequest, ...bodyRefusals]
     }).annotateMerge(doc("Search groups", search)),
     HttpApiEndpoint.post("createGroup", "/Groups", {
       query: ProjectionQuery,
       payload: [ScimGroupInput.pipe(asScim), ScimGroupInput],
       success: created(ScimGroup),
-      error: [badRequest, conflict]
+      error: [badRequest, conflict, ...bodyRefusals]
     }).annotateMerge(doc(
       "Create a group",
       "409 (uniqueness) when the displayName is taken in the tenant; a member id that is not a user of the tenant answers 400 (invalidValue). Role mappings apply to its members at once."
@@ -171,7 +179,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [ScimGroupInput.pipe(asScim), ScimGroupInput],
       success: resource(ScimGroup),
-      error: [badRequest, notFound, conflict, preconditionFailed]
+      error: [badRequest, notFound, conflict, preconditionFailed, ...bodyRefusals]
     }).annotateMerge(
       doc("Replace a group", `Replaces the displayName, externalId and the whole member list. ${ifMatch}`)
     ),
@@ -181,7 +189,7 @@ export class ScimApi extends HttpApiGroup.make("scim")
       headers: IfMatchHeaders,
       payload: [PatchOp.pipe(asScim), PatchOp],
       success: resource(ScimGroup),
-      error: [badRequest, notFound, conflict, preconditionFailed]
+      error: [badRequest, notFound, conflict, preconditionFailed, ...bodyRefusals]
     }).annotateMerge(doc(
       "Update a group",
       `\`add\` with path \`members\` and value \`[{value}]\` adds members; \`remove\` with path \`members[value eq "<id>"]\` removes one, with path \`members\` and a value list removes those (Entra), without a value removes all; \`replace\` of \`displayName\` (with or without path) renames. Role mappings are applied to every member whose membership changed. ${ifMatch}`

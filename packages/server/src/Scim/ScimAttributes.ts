@@ -4,10 +4,15 @@
  * their canonical case, unknown attributes and extensions dropped (never a
  * 400), read-only attributes ignored, `"True"`/`"False"` read as booleans
  * (Entra), a single value of a multi-valued attribute read as a list, at most
- * one `primary`. And the reverse: a resource projected onto the
- * `attributes` / `excludedAttributes` a client asked for.
+ * one `primary`. A value of another type is a 400 invalidValue, the same in
+ * POST, PUT and PATCH: a number is text only in the Enterprise User
+ * extension, whose identifiers (employeeNumber, costCenter) HR systems send
+ * as numbers. And the reverse: a resource projected onto the `attributes` /
+ * `excludedAttributes` a client asked for, as each attribute's `returned`
+ * says.
  */
 import { Scim, ScimSchemas } from "@agent-platform/domain"
+import { parseDateTime } from "./ScimDateTime.ts"
 
 type AttributeDefinition = ScimSchemas.AttributeDefinition
 type SchemaDefinition = ScimSchemas.SchemaDefinition
@@ -35,7 +40,20 @@ const booleanOf = (value: unknown, path: string): boolean => {
   throw new InvalidAttribute(path, `expected a boolean, got ${JSON.stringify(value)}`)
 }
 
-const simpleOf = (definition: AttributeDefinition, value: unknown, path: string): unknown => {
+/** How strictly a value is read: `numbersAsText` lets a string attribute take a number (the extension's). */
+interface Reading {
+  readonly numbersAsText: boolean
+}
+
+const strict: Reading = { numbersAsText: false }
+const extensionReading: Reading = { numbersAsText: true }
+
+const describeValue = (value: unknown) => {
+  const json = JSON.stringify(value)
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json
+}
+
+const simpleOf = (definition: AttributeDefinition, value: unknown, path: string, reading: Reading): unknown => {
   switch (definition.type) {
     case "boolean":
       return booleanOf(value, path)
@@ -51,15 +69,15 @@ const simpleOf = (definition: AttributeDefinition, value: unknown, path: string)
       return number
     }
     case "dateTime":
-      if (typeof value !== "string" || Number.isNaN(Date.parse(value))) {
+      if (typeof value !== "string" || parseDateTime(value) === undefined) {
         throw new InvalidAttribute(path, "expected an ISO 8601 date-time")
       }
       return value
     default:
-      // Providers send numbers for string attributes (employee numbers, postal codes): keep them as text.
       if (typeof value === "string") return value
-      if (typeof value === "number" || typeof value === "boolean") return String(value)
-      throw new InvalidAttribute(path, "expected a string")
+      // HR systems number their employees and cost centers: the extension keeps such numbers as text.
+      if (reading.numbersAsText && typeof value === "number") return String(value)
+      throw new InvalidAttribute(path, `expected a string, got ${describeValue(value)}`)
   }
 }
 
@@ -76,30 +94,33 @@ const onePrimary = (values: Array<unknown>): Array<unknown> => {
   })
 }
 
-const singleOf = (definition: AttributeDefinition, value: unknown, path: string): unknown => {
+const singleOf = (definition: AttributeDefinition, value: unknown, path: string, reading: Reading): unknown => {
   if (value === null || value === undefined) return undefined
-  if (definition.type !== "complex") return simpleOf(definition, value, path)
-  // Entra sends a manager as its id alone; a complex value given as a string is its `value`.
-  const object = typeof value === "string" && definition.subAttributes?.some((sub) => sub.name === "value")
+  if (definition.type !== "complex") return simpleOf(definition, value, path, reading)
+  // Entra sends a manager as its id alone: a single-valued complex value given as a string is its `value`.
+  const object = typeof value === "string" && !definition.multiValued &&
+      definition.subAttributes?.some((sub) => sub.name === "value")
     ? { value }
     : value
-  if (!isPlainObject(object)) throw new InvalidAttribute(path, "expected an object")
-  const result = normalizeAttributes(definition.subAttributes ?? [], object, path)
+  if (!isPlainObject(object)) throw new InvalidAttribute(path, `expected an object, got ${describeValue(value)}`)
+  const result = normalizeAttributes(definition.subAttributes ?? [], object, path, reading)
   return Object.keys(result).length === 0 ? undefined : result
 }
 
 /** One attribute's value, normalized; undefined when it is unassigned. */
-export const normalizeValue = (definition: AttributeDefinition, value: unknown, path: string): unknown => {
+export const normalizeValue = (
+  definition: AttributeDefinition,
+  value: unknown,
+  path: string,
+  reading: Reading = strict
+): unknown => {
   if (value === null || value === undefined) return undefined
   if (!definition.multiValued) {
-    if (Array.isArray(value)) {
-      if (value.length > 1) throw new InvalidAttribute(path, "expected a single value, got a list")
-      return singleOf(definition, value[0], path)
-    }
-    return singleOf(definition, value, path)
+    if (Array.isArray(value)) throw new InvalidAttribute(path, "expected a single value, got a list")
+    return singleOf(definition, value, path, reading)
   }
   const items = (Array.isArray(value) ? value : [value])
-    .map((item, index) => singleOf(definition, item, `${path}[${index}]`))
+    .map((item, index) => singleOf(definition, item, `${path}[${index}]`, reading))
     .filter((item) => item !== undefined)
   return items.length === 0 ? undefined : onePrimary(items)
 }
@@ -111,13 +132,19 @@ export const normalizeValue = (definition: AttributeDefinition, value: unknown, 
 export const normalizeAttributes = (
   definitions: ReadonlyArray<AttributeDefinition>,
   input: Record<string, unknown>,
-  path = ""
+  path = "",
+  reading: Reading = strict
 ): Record<string, unknown> => {
   const result: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(input)) {
     const definition = ScimSchemas.findAttribute(definitions, key)
     if (definition === undefined || definition.mutability === "readOnly") continue
-    const normalized = normalizeValue(definition, value, path === "" ? definition.name : `${path}.${definition.name}`)
+    const normalized = normalizeValue(
+      definition,
+      value,
+      path === "" ? definition.name : `${path}.${definition.name}`,
+      reading
+    )
     if (normalized !== undefined) result[definition.name] = normalized
   }
   return result
@@ -145,7 +172,9 @@ export const normalizeResource = (
   for (const [key, value] of Object.entries(body)) {
     const lower = key.toLowerCase()
     if (lower === "externalid") {
-      externalId = value === null ? null : (simpleOf(ScimSchemas.commonAttributes[1], value, "externalId") as string)
+      externalId = value === null
+        ? null
+        : (simpleOf(ScimSchemas.commonAttributes[1], value, "externalId", strict) as string)
       continue
     }
     const extension = extensions.find((candidate) => lower === candidate.id.toLowerCase())
@@ -157,7 +186,7 @@ export const normalizeResource = (
       if (!isPlainObject(value)) throw new InvalidAttribute(extension.id, "expected an object")
       byExtension[extension.id] = {
         ...byExtension[extension.id],
-        ...normalizeAttributes(extension.attributes, value, extension.id)
+        ...normalizeAttributes(extension.attributes, value, extension.id, extensionReading)
       }
       continue
     }
@@ -167,7 +196,8 @@ export const normalizeResource = (
       const attributes = normalizeAttributes(
         flattened.attributes,
         { [key.slice(flattened.id.length + 1)]: value },
-        flattened.id
+        flattened.id,
+        extensionReading
       )
       byExtension[flattened.id] = { ...byExtension[flattened.id], ...attributes }
       continue
@@ -233,26 +263,62 @@ const toTree = (paths: ReadonlyArray<ReadonlyArray<string>>): Tree => {
   return root
 }
 
-const include = (value: unknown, tree: Tree): unknown => {
-  if (tree.size === 0) return value
-  if (Array.isArray(value)) return value.map((item) => include(item, tree))
-  if (!isPlainObject(value)) return value
-  const result: Record<string, unknown> = {}
-  for (const [key, child] of Object.entries(value)) {
-    const subtree = tree.get(key.toLowerCase())
-    if (subtree !== undefined) result[key] = include(child, subtree)
-  }
-  return result
+/** An attribute as a projection sees it: how it is returned, and its sub-attributes. */
+interface Returnable {
+  readonly returned: ScimSchemas.Returned
+  readonly subAttributes?: ReadonlyArray<Named> | undefined
 }
 
-const exclude = (value: unknown, tree: Tree): unknown => {
-  if (Array.isArray(value)) return value.map((item) => exclude(item, tree))
+type Named = Returnable & { readonly name: string }
+
+/** Each list of definitions indexed by lower-cased name, once: a list page projects up to 1000 resources. */
+const indexes = new WeakMap<ReadonlyArray<Named>, ReadonlyMap<string, Named>>()
+
+const findReturnable = (definitions: ReadonlyArray<Named>, key: string): Named | undefined => {
+  let index = indexes.get(definitions)
+  if (index === undefined) {
+    index = new Map(definitions.map((definition) => [definition.name.toLowerCase(), definition]))
+    indexes.set(definitions, index)
+  }
+  return index.get(key.toLowerCase())
+}
+
+/**
+ * A value reduced to what is returned (RFC 7644 §3.4.2.5, RFC 7643 §2.2): an
+ * attribute `always` returned is kept whatever was asked, one `never`
+ * returned is dropped; with `attributes` (`included`) only the named ones and
+ * those always returned remain, else those `excluded` (or returned only on
+ * `request`) are left out. An attribute no definition knows is `default`.
+ */
+const select = (
+  value: unknown,
+  definitions: ReadonlyArray<Named>,
+  included: Tree | undefined,
+  excluded: Tree | undefined
+): unknown => {
+  if (Array.isArray(value)) return value.map((item) => select(item, definitions, included, excluded))
   if (!isPlainObject(value)) return value
   const result: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(value)) {
-    const subtree = tree.get(key.toLowerCase())
-    if (subtree === undefined) result[key] = child
-    else if (subtree.size > 0) result[key] = exclude(child, subtree)
+    const definition = findReturnable(definitions, key)
+    const returned = definition?.returned ?? "default"
+    if (returned === "always") {
+      result[key] = child
+      continue
+    }
+    if (returned === "never") continue
+    const subDefinitions = definition?.subAttributes ?? []
+    if (included !== undefined) {
+      const subtree = included.get(key.toLowerCase())
+      if (subtree !== undefined) {
+        result[key] = select(child, subDefinitions, subtree.size === 0 ? undefined : subtree, undefined)
+      }
+      continue
+    }
+    if (returned === "request") continue
+    const subtree = excluded?.get(key.toLowerCase())
+    if (subtree !== undefined && subtree.size === 0) continue
+    result[key] = select(child, subDefinitions, undefined, subtree)
   }
   return result
 }
@@ -270,17 +336,50 @@ export const excludes = (projection: Projection, attribute: string, schemaUrn: s
   return parsePaths(projection.excludedAttributes, schemaUrn, []).some((path) => path.length === 1 && path[0] === lower)
 }
 
-/** A resource with only the asked-for attributes; `id` and `schemas` are always returned (RFC 7643 §2.2). */
+/** `schemas` is always returned (RFC 7643 §3), though no schema lists it as an attribute. */
+const schemasAttribute: Named = { name: "schemas", returned: "always" }
+
+/** The top-level attributes of a resource of `schema`, by schema (built once: a schema always has the same extensions). */
+const topLevel = new WeakMap<ScimSchemas.SchemaDefinition, ReadonlyArray<Named>>()
+
+const resourceAttributes = (
+  schema: ScimSchemas.SchemaDefinition,
+  extensions: ReadonlyArray<ScimSchemas.SchemaDefinition>
+): ReadonlyArray<Named> => {
+  let definitions = topLevel.get(schema)
+  if (definitions === undefined) {
+    definitions = [
+      schemasAttribute,
+      ...ScimSchemas.commonAttributes,
+      ...schema.attributes,
+      ...extensions.map((extension) => ({
+        name: extension.id,
+        returned: "default" as const,
+        subAttributes: extension.attributes
+      }))
+    ]
+    topLevel.set(schema, definitions)
+  }
+  return definitions
+}
+
+/**
+ * A resource with only the asked-for attributes, as the `returned` of each
+ * attribute in `/Schemas` says (`id` and `schemas` always are; `password`
+ * never is): the core schema's attributes, the common ones (`id`,
+ * `externalId`, `meta`) and each extension's, under its URN.
+ */
 export const project = <A extends Record<string, unknown>>(
   resource: A,
   projection: Projection,
-  schemaUrn: string,
-  extensionUrns: ReadonlyArray<string> = []
+  schema: ScimSchemas.SchemaDefinition,
+  extensions: ReadonlyArray<ScimSchemas.SchemaDefinition> = []
 ): A => {
-  const always = { schemas: resource.schemas, id: resource.id }
-  const included = parsePaths(projection.attributes, schemaUrn, extensionUrns)
-  if (included.length > 0) return { ...(include(resource, toTree(included)) as A), ...always }
-  const excluded = parsePaths(projection.excludedAttributes, schemaUrn, extensionUrns)
-  if (excluded.length > 0) return { ...(exclude(resource, toTree(excluded)) as A), ...always }
-  return resource
+  const extensionUrns = extensions.map((extension) => extension.id)
+  const included = parsePaths(projection.attributes, schema.id, extensionUrns)
+  const excluded = parsePaths(projection.excludedAttributes, schema.id, extensionUrns)
+  const definitions = resourceAttributes(schema, extensions)
+  return (included.length > 0
+    ? select(resource, definitions, toTree(included), undefined)
+    : select(resource, definitions, undefined, excluded.length > 0 ? toTree(excluded) : undefined)) as A
 }

@@ -17,6 +17,7 @@ import { Scim, type ScimSchemas } from "@agent-platform/domain"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type * as Statement from "effect/sql/Statement"
 import { type Compare, type Filter, parse, type Suffix, type ValuePath } from "scim2-parse-filter"
+import { parseDateTime } from "./ScimDateTime.ts"
 
 type Fragment = Statement.Fragment
 type Sql = SqlClient.SqlClient
@@ -64,28 +65,32 @@ export class InvalidFilter extends Error {
 export const maxFilterLength = 4096
 export const maxFilterComparisons = 64
 
-/**
- * For each `]` of the filter outside quoted strings, whether a `.` follows:
- * `emails[type eq "work"].value eq "x"` is parsed by the package as
- * `emails[type eq "work"] and emails.value eq "x"`, which must then be read
- * as one value path (a work email whose value is x).
- */
-const closingBrackets = (filter: string): Array<boolean> => {
-  const result: Array<boolean> = []
+/** The positions of the `]` of a filter or path outside its quoted strings (an escaped `\"` inside one does not end it). */
+export const closingBracketPositions = (text: string): Array<number> => {
+  const positions: Array<number> = []
   let quoted = false
-  for (let i = 0; i < filter.length; i++) {
-    const char = filter[i]
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]
     if (quoted) {
       if (char === "\\") i++
       else if (char === "\"") quoted = false
     } else if (char === "\"") {
       quoted = true
     } else if (char === "]") {
-      result.push(filter[i + 1] === ".")
+      positions.push(i)
     }
   }
-  return result
+  return positions
 }
+
+/**
+ * For each `]` of the filter outside quoted strings, whether a `.` follows:
+ * `emails[type eq "work"].value eq "x"` is parsed by the package as
+ * `emails[type eq "work"] and emails.value eq "x"`, which must then be read
+ * as one value path (a work email whose value is x).
+ */
+const closingBrackets = (filter: string): Array<boolean> =>
+  closingBracketPositions(filter).map((i) => filter[i + 1] === ".")
 
 const countComparisons = (filter: Filter): number => {
   switch (filter.op) {
@@ -163,10 +168,10 @@ const compare = (sql: Sql, field: ScalarField, op: string, value: unknown, attri
       throw bad(`${op} does not apply to a boolean`)
     }
     case "dateTime": {
-      if (typeof value !== "string" || Number.isNaN(Date.parse(value))) {
-        throw bad(`expected an ISO 8601 date-time, got ${describe(value)}`)
+      const at = typeof value === "string" ? parseDateTime(value) : undefined
+      if (at === undefined) {
+        throw bad(`expected an ISO 8601 date-time such as "2024-01-02T03:04:05Z", got ${describe(value)}`)
       }
-      const at = new Date(value)
       // Stored times have microseconds, filters at most milliseconds.
       const expr = sql`date_trunc('milliseconds', ${field.expr})`
       switch (op) {

@@ -20,6 +20,7 @@ import {
 import { groupFields } from "./ScimFields.ts"
 import { ScimGroupsRepo } from "./ScimGroupsRepo.ts"
 import { uniqueness } from "./ScimListing.ts"
+import { resolveMemberFilters } from "./ScimMemberFilter.ts"
 import { applyOperations, readOperations } from "./ScimPatch.ts"
 import { groupResource } from "./ScimResources.ts"
 import {
@@ -35,7 +36,7 @@ import { ScimUsersRepo } from "./ScimUsersRepo.ts"
 const patchTarget = { schema: ScimSchemas.GroupSchema, extensions: [], readOnly: ["id", "meta", "schemas"] }
 
 const projected = (resource: Scim.ScimGroup, projection: Projection) =>
-  project(resource, projection, ScimSchemas.GroupSchemaUrn)
+  project(resource, projection, ScimSchemas.GroupSchema)
 
 const conflictMessage = (displayName: string) => () =>
   `A group named ${JSON.stringify(displayName)} already exists in this tenant.`
@@ -226,9 +227,12 @@ export class ScimGroups
         yield* write(caller, id, ifMatch, "patch", (current) =>
           Effect.gen(function*() {
             const { meta: _meta, ...document } = current
+            // Member filters (`members[display eq "Ada"]`) are run on the members as returned, then applied by id.
+            const resolved = resolveMemberFilters(operations, current.members ?? [])
+            if (resolved instanceof Scim.ScimBadRequest) return yield* resolved
             // Members are patched as their ids alone, so removal by value matches however the provider wrote them.
             const members = (current.members ?? []).map((member) => ({ value: member.value }))
-            const patched = applyOperations({ ...document, members, meta: { resourceType: "Group" } }, operations)
+            const patched = applyOperations({ ...document, members, meta: { resourceType: "Group" } }, resolved)
             if (patched instanceof Scim.ScimBadRequest) return yield* patched
             return yield* normalize(patched)
           }))

@@ -70,11 +70,26 @@ const flattenValue = (target: PatchTarget, value: Record<string, unknown>): Reco
   return result
 }
 
-/** Member values reduced to their `value`, so removal by value matches whatever else the provider sent with it. */
-const memberValues = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map((item) => (isPlainObject(item) && "value" in item ? { value: item.value } : item))
-    : value
+/**
+ * Member values reduced to their `value`, so removal by value matches
+ * whatever else the provider sent with it; a member without a `value` (the
+ * id of a user) is a 400 invalidValue, not a member silently left out.
+ */
+const memberValues = (value: unknown, where: string): Array<{ readonly value: string }> | Scim.ScimBadRequest => {
+  const items = Array.isArray(value) ? value : [value]
+  const result: Array<{ readonly value: string }> = []
+  for (const [index, item] of items.entries()) {
+    const id = isPlainObject(item) ? item.value : undefined
+    if (typeof id !== "string" || id.trim() === "") {
+      return invalid(
+        "invalidValue",
+        `${where}[${index}] must be a member {"value": "<user id>"}; got ${JSON.stringify(item) ?? "nothing"}.`
+      )
+    }
+    result.push({ value: id })
+  }
+  return result
+}
 
 /**
  * The operations of a PatchOp body, read as the providers mean them and
@@ -138,11 +153,19 @@ export const readOperations = (
         // A value only selects what to remove from a list; on anything else it is noise.
         const keepValue = raw.value !== undefined && raw.value !== null && definition?.multiValued === true &&
           !path.includes("[")
-        result.push(keepValue ? { op, path, value: isMembers ? memberValues(raw.value) : raw.value } : { op, path })
+        if (!keepValue) {
+          result.push({ op, path })
+          continue
+        }
+        const value = isMembers ? memberValues(raw.value, `Operations[${index}].value`) : raw.value
+        if (value instanceof Scim.ScimBadRequest) return value
+        result.push({ op, path, value })
         continue
       }
       if (!("value" in raw)) return invalid("invalidSyntax", `Operations[${index}] (${op}) needs a value.`)
-      result.push({ op, path, value: isMembers ? memberValues(raw.value) : raw.value })
+      const value = isMembers && !path.includes("[") ? memberValues(raw.value, `Operations[${index}].value`) : raw.value
+      if (value instanceof Scim.ScimBadRequest) return value
+      result.push({ op, path, value })
       continue
     }
     if (op === "remove") return invalid("noTarget", `Operations[${index}]: remove needs a path.`)
@@ -158,7 +181,13 @@ export const readOperations = (
         if (same || name.name === "groups") continue
         return invalid("mutability", `${key} is read-only and cannot be changed.`)
       }
-      value[key] = name.name === "members" ? memberValues(item) : item
+      if (name.extension === undefined && name.name === "members") {
+        const members = memberValues(item, `Operations[${index}].value.${key}`)
+        if (members instanceof Scim.ScimBadRequest) return members
+        value[key] = members
+      } else {
+        value[key] = item
+      }
     }
     if (Object.keys(value).length > 0) result.push({ op, value })
   }

@@ -33,11 +33,10 @@ import {
 import { ScimUsersRepo } from "./ScimUsersRepo.ts"
 
 const extensions = [ScimSchemas.EnterpriseUserSchema]
-const extensionUrns = [ScimSchemas.EnterpriseUserSchemaUrn]
 const patchTarget = { schema: ScimSchemas.UserSchema, extensions, readOnly: ["id", "meta", "groups", "schemas"] }
 
 const projected = (resource: Scim.ScimUser, projection: Projection) =>
-  project(resource, projection, ScimSchemas.UserSchemaUrn, extensionUrns)
+  project(resource, projection, ScimSchemas.UserSchema, extensions)
 
 const conflictMessage = (userName: string, email: string) => (constraint: string) =>
   constraint === "users_tenant_email_key"
