@@ -69,7 +69,31 @@ const edgeResponses = {
     "The request's headers are larger than the service accepts.",
     "the request headers are too large",
     "RequestHeaderFieldsTooLarge"
-  )
+  ),
+  ScimRequestHeaderFieldsTooLarge: {
+    description:
+      "The request's headers (or its request line: a long `filter`) are larger than the service accepts (16 KiB): send the query as a SearchRequest body (`POST .../.search`).",
+    content: {
+      "application/scim+json": {
+        schema: {
+          type: "object",
+          properties: {
+            _tag: { type: "string" },
+            schemas: { type: "array", items: { type: "string" } },
+            status: { type: "string" },
+            detail: { type: "string" }
+          },
+          required: ["schemas", "status", "detail"]
+        },
+        example: {
+          _tag: "ScimError",
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+          status: "431",
+          detail: "Request headers (or the request line) too large: send at most 16 KiB of them."
+        }
+      }
+    }
+  }
 }
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
@@ -168,7 +192,7 @@ const exampleError = (status: string, response: Json, components: Json) => {
 
 const notBuiltDescription = "Not built in this release: every call answers 501 `{\"error\": \"not implemented\"}`."
 
-const transformOperation = (method: string, operation: Json, components: Json, opened: Set<string>) => {
+const transformOperation = (path: string, method: string, operation: Json, components: Json, opened: Set<string>) => {
   const responses: Json = operation.responses ?? {}
   if (operation.description === undefined && responses["501"] !== undefined) {
     operation.description = notBuiltDescription
@@ -183,7 +207,11 @@ const transformOperation = (method: string, operation: Json, components: Json, o
     // An operation that reads no body still refuses one that is not JSON (no cross-site form can send it).
     responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaTypeWithoutBody" }
   }
-  responses["431"] ??= { $ref: "#/components/responses/RequestHeaderFieldsTooLarge" }
+  responses["431"] ??= {
+    $ref: path.startsWith("/v1/scim/")
+      ? "#/components/responses/ScimRequestHeaderFieldsTooLarge"
+      : "#/components/responses/RequestHeaderFieldsTooLarge"
+  }
   for (const [status, response] of Object.entries(responses) as Array<[string, Json]>) {
     exampleError(status, response, components)
   }
@@ -203,9 +231,9 @@ export const transformDocument = (generated: Json): Json => {
   everyObject(schemas, normalizeSchema)
   everyObject(spec.paths, normalizeSchema)
   const opened = new Set<string>()
-  for (const pathItem of Object.values(spec.paths ?? {}) as Array<Json>) {
+  for (const [path, pathItem] of Object.entries(spec.paths ?? {}) as Array<[string, Json]>) {
     for (const method of methods) {
-      if (pathItem[method] !== undefined) transformOperation(method, pathItem[method], schemas, opened)
+      if (pathItem[method] !== undefined) transformOperation(path, method, pathItem[method], schemas, opened)
     }
   }
   return spec

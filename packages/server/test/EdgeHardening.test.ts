@@ -179,6 +179,10 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
           assert.deepStrictEqual(scim.body.schemas, ["urn:ietf:params:scim:api:messages:2.0:Error"])
           assert.strictEqual(scim.body.status, "431")
         }
+        // And the contract says so.
+        const contract = yield* http("/openapi.json")
+        const documented = contract.body.paths["/v1/scim/Users"].get.responses["431"].$ref.split("/").pop()
+        assert.containsAllKeys(contract.body.components.responses[documented].content, ["application/scim+json"])
       }))
 
     it.effect("what Node's parser refuses is a 400 {error}", () =>
