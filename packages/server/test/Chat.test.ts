@@ -98,6 +98,17 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       const empty = yield* rawChat(w.key, { message: "" })
       assert.strictEqual(empty.status, 400)
       assert.strictEqual(JSON.parse(empty.text)._tag, "InvalidRequest")
+      // Text the database cannot store is refused before the stream, naming the field.
+      for (
+        const [payload, field] of [
+          [{ message: "a\u0000b" }, "message"],
+          [{ message: "hi", history: [{ role: "user", content: "x\u0000" }] }, "history"]
+        ] as const
+      ) {
+        const nul = yield* rawChat(w.key, payload)
+        assert.strictEqual(nul.status, 400, field)
+        assert.match(JSON.parse(nul.text).error, new RegExp(`${field}.*must not contain NUL`))
+      }
       const noKey = yield* http("/v1/chat/completions", json("POST", { message: "hi" }))
       assert.strictEqual(noKey.status, 401)
       const { key: agentsOnly } = yield* createKey(["agents"])

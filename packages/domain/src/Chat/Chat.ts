@@ -1,21 +1,22 @@
 /** Chat schemas (spec: POST /v1/chat/completions, "Events", "Chat history"). */
 import { Schema } from "effect"
 import { ActionResponse } from "../Actions/Action.ts"
+import { StorableString } from "../Text.ts"
 
 export const maxMessageLength = 16_000
 export const maxHistoryItems = 50
 
 export const HistoryItem = Schema.Struct({
   role: Schema.Literals(["user", "agent", "assistant"]),
-  content: Schema.String.check(Schema.isMaxLength(maxMessageLength))
+  content: StorableString.check(Schema.isMaxLength(maxMessageLength))
 })
 
 export const ChatRequest = Schema.Struct({
-  message: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(maxMessageLength)),
-  space: Schema.optionalKey(Schema.String).annotate({
+  message: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(maxMessageLength)),
+  space: Schema.optionalKey(StorableString).annotate({
     description: "Space code or id; default the key's space, else the tenant's first"
   }),
-  chat_id: Schema.optionalKey(Schema.NullOr(Schema.String)).annotate({
+  chat_id: Schema.optionalKey(Schema.NullOr(StorableString)).annotate({
     description: "Continue a chat; null or absent starts one"
   }),
   history: Schema.optionalKey(Schema.Array(HistoryItem).check(Schema.isMaxLength(maxHistoryItems))).annotate({
