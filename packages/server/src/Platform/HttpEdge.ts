@@ -77,20 +77,34 @@ const pathOf = (url: string) => {
 const maxPathParameterLength = 100
 
 /**
- * Why the router refused a path whose shape names a route of its method: a
- * percent-encoding that does not decode (a `%` not followed by two hex
- * digits, or bytes that are not UTF-8), or a parameter over the router's
- * length limit.
+ * The answer to a path whose shape names a route of its method but whose
+ * parameter the router refused: one whose percent-encoding does not decode (a
+ * `%` not followed by two hex digits, or bytes that are not UTF-8) is a
+ * malformed request, 400; one over the router's length limit names nothing,
+ * 404 — which every operation with an id declares, so typed clients read it
+ * as one of theirs.
  */
-const pathParameterProblem = (path: string): string => {
+const refusedPathParameter = (path: string) => {
   try {
     decodeURIComponent(path)
   } catch {
-    return `Invalid path ${path}: it holds a malformed percent-encoding (a % not followed by two hexadecimal digits, or bytes that are not UTF-8); encode a literal % as %25.`
+    return errorResponse(
+      path,
+      400,
+      new Errors.InvalidRequest({
+        error:
+          `Invalid path ${path}: it holds a malformed percent-encoding (a % not followed by two hexadecimal digits, or bytes that are not UTF-8); encode a literal % as %25.`
+      })
+    )
   }
-  return path.split("/").some((segment) => segment.length > maxPathParameterLength)
-    ? `Invalid path parameter: longer than ${maxPathParameterLength} characters; no id of this API is that long.`
-    : `Invalid path parameter in ${path}.`
+  return errorResponse(
+    path,
+    404,
+    new Errors.NotFound({
+      error:
+        `Not found: a path parameter is longer than ${maxPathParameterLength} characters, and no id of this API is that long.`
+    })
+  )
 }
 
 /** An error of the domain's `Errors` (its `_tag` names it), answered with `status`. */
@@ -163,9 +177,7 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
         const allowed = allowedMethods(path)
         if (allowed.includes(request.method)) {
           // The method's own route has this shape, yet the router refused a path parameter.
-          return Effect.succeed(
-            errorResponse(path, 400, new Errors.InvalidRequest({ error: pathParameterProblem(path) }))
-          )
+          return Effect.succeed(refusedPathParameter(path))
         }
         return Effect.succeed(
           allowed.length > 0
