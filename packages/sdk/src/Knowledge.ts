@@ -6,7 +6,7 @@ import type { Knowledge } from "@agent-platform/domain"
 import { Data, type Duration, Effect, Schedule } from "effect"
 import type { Connected } from "./Client.ts"
 
-/** The file did not settle in time, or failed; `file` is its last state. */
+/** The file did not settle in time, failed, or is not the agent's (`file` undefined); `file` is its last state. */
 export class IngestionNotReady extends Data.TaggedError("IngestionNotReady")<{
   readonly file: Knowledge.KnowledgeFile | undefined
   readonly message: string
@@ -14,7 +14,8 @@ export class IngestionNotReady extends Data.TaggedError("IngestionNotReady")<{
 
 /**
  * Polls `GET /v1/knowledge?agent_id=` until the file is `ready` (or fails on
- * `failed` / timeout). `onProgress` sees every state, e.g. to draw a progress line.
+ * `failed`, at once when the agent has no such file, or on timeout).
+ * `onProgress` sees every state, e.g. to draw a progress line.
  */
 export const waitUntilReady = (
   client: Connected,
@@ -29,15 +30,25 @@ export const waitUntilReady = (
     const { files } = yield* client.api.knowledge.list({ query: { agent_id: target.agentId } })
     const file = files.find((f) => f.id === target.fileId)
     options.onProgress?.(file)
-    if (file?.status === "ready") return file
-    if (file?.status === "failed") {
+    // A file is listed from the moment its upload answers 201: one that is not names no file of this agent.
+    if (file === undefined) {
+      return yield* new IngestionNotReady({
+        file,
+        message:
+          `file ${target.fileId} not found among agent ${target.agentId}'s knowledge: check the file_id and agent_id the upload returned (or the file was deleted)`
+      })
+    }
+    if (file.status === "ready") return file
+    if (file.status === "failed") {
       return yield* new IngestionNotReady({ file, message: `ingestion failed: ${file.error ?? "unknown error"}` })
     }
-    return yield* new IngestionNotReady({ file, message: `still ${file?.status ?? "missing"}` })
+    return yield* new IngestionNotReady({ file, message: `still ${file.status}` })
   })
   return poll.pipe(
     Effect.retry({
-      while: (error) => error._tag === "IngestionNotReady" && error.file?.status !== "failed",
+      // Only a file still on its way is waited for: a failed or missing one answers at once.
+      while: (error) =>
+        error._tag === "IngestionNotReady" && error.file !== undefined && error.file.status !== "failed",
       schedule: Schedule.spaced(options.interval ?? "250 millis")
     }),
     Effect.timeoutOrElse({

@@ -188,6 +188,14 @@ layer(testServer(), serverSuite)("makePromiseClient", (it) => {
         assert.strictEqual((error as IngestionNotReadyError)._tag, "IngestionNotReady")
         assert.strictEqual((error as IngestionNotReadyError).file?.status, "failed")
         assert.match((error as IngestionNotReadyError).message, /^ingestion failed: /)
+
+        // A file the agent does not have (a typo, another agent's) is said at once, not as a timeout.
+        const missing = yield* settle(() =>
+          client.waitUntilReady({ agentId: agent.id, fileId: crypto.randomUUID() }, { timeout: "60 seconds" })
+        )
+        assert.instanceOf(missing.error, IngestionNotReadyError)
+        assert.isUndefined((missing.error as IngestionNotReadyError).file)
+        assert.match((missing.error as IngestionNotReadyError).message, /not found among agent .*'s knowledge/)
       }).pipe(Effect.scoped))
   })
 })
