@@ -231,6 +231,13 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const notRpc = yield* rpc(key, { hello: "world" })
         assert.strictEqual(notRpc.status, 400)
         assert.strictEqual(notRpc.body.error.code, -32600)
+        // An id that is neither a string nor an integer: an invalid request, answered (not dropped as a notification).
+        for (const id of [{ a: 1 }, true, null, 1.5]) {
+          const badId = yield* rpc(key, { jsonrpc: "2.0", id, method: "tools/list" })
+          assert.strictEqual(badId.status, 400, JSON.stringify(id))
+          assert.deepStrictEqual(badId.body.error.code, -32600)
+          assert.isNull(badId.body.id)
+        }
         const emptyBatch = yield* rpc(key, [])
         assert.strictEqual(emptyBatch.status, 400)
         const version = yield* rpc(key, call(3, "ping"), { "mcp-protocol-version": "1999-01-01" })

@@ -68,8 +68,12 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
   const answer = (key: KeyPrincipal, version: ProtocolVersion) =>
     Effect.fnUntraced(function*(raw: unknown): Effect.fn.Return<Answer> {
       const decoded = JsonRpc.decodeMessage(raw)
-      if (decoded._tag === "Failure") {
-        const id = typeof raw === "object" && raw !== null && "id" in raw &&
+      // A request's id is a string or an integer (MCP: never null): with another, the message is neither a
+      // valid request nor a notification (it has an id), and gets an answer rather than silence.
+      const badId = typeof raw === "object" && raw !== null && "method" in raw && "id" in raw &&
+        typeof raw.id !== "string" && !(typeof raw.id === "number" && Number.isInteger(raw.id))
+      if (decoded._tag === "Failure" || badId) {
+        const id = typeof raw === "object" && raw !== null && "id" in raw && !badId &&
             (typeof raw.id === "string" || typeof raw.id === "number")
           ? raw.id
           : null

@@ -277,9 +277,8 @@ const routes: ReadonlyArray<
       accepts: ["application/json", ...[...endpoint.payload.keys()].filter((type) => type !== "application/json")]
     }))
   ),
+  // `/mcp` answers POST only (GET and DELETE, which MCP's sessions would use, are routed to its own 405).
   { method: "POST", pattern: /^\/mcp$/, accepts: ["application/json"] },
-  { method: "GET", pattern: /^\/mcp$/, accepts: ["application/json"] },
-  { method: "DELETE", pattern: /^\/mcp$/, accepts: ["application/json"] },
   { method: "GET", pattern: /^\/openapi\.json$/, accepts: [] },
   { method: "GET", pattern: /^\/docs$/, accepts: [] }
 ]
