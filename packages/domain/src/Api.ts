@@ -42,7 +42,7 @@ const description =
 
 **Tenancy.** The tenant always comes from the key or the session; a \`tenant_id\` in a body is ignored. Another tenant's resources answer 404.
 
-**Errors.** Every error body is \`{"error": "<what went wrong and what to do>", "_tag": "<ErrorName>"}\` (SCIM answers in its own error schema). Validation failures are 400 (text must be valid Unicode: no NUL, no lone UTF-16 surrogate), unknown routes 404, a wrong method on a known path 405 with \`Allow\`, bodies over 1 MiB (2 MiB for ingest) 413, URLs over 8 KiB 414, bodies that are not \`application/json\` 415 (SCIM also takes \`application/scim+json\`; an operation that reads no body refuses one of another type too, so no cross-site form can trigger it), headers over 16 KiB 431, slow clients 408.
+**Errors.** Every error body is \`{"error": "<what went wrong and what to do>", "_tag": "<ErrorName>"}\` (SCIM answers in its own error schema). Validation failures are 400 (text must be valid Unicode: no NUL, no lone UTF-16 surrogate), unknown routes 404, a wrong method on a known path 405 with \`Allow\`, bodies over 1 MiB (2 MiB for ingest) 413, URLs over 8 KiB 414, bodies that are not \`application/json\` 415 (SCIM also takes \`application/scim+json\`; an operation that reads no body refuses one of another type too, so no cross-site form can trigger it; a body with a \`Content-Encoding\` is 415 too: send it uncompressed), headers over 16 KiB 431, slow clients 408.
 
 **Limits.** Per key and minute: chat, ingest and execute 60, other endpoints 300, and the key's own \`rate_limit_rpm\`; the stricter applies. Limited responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\`; a 429 also \`Retry-After\`.
 

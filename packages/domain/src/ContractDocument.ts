@@ -56,7 +56,7 @@ const edgeResponses = {
     "PayloadTooLarge"
   ),
   UnsupportedMediaType: edgeError(
-    "The body is not `application/json` (SCIM also accepts `application/scim+json`): send a `Content-Type` this operation accepts.",
+    "The body is not `application/json` (SCIM also accepts `application/scim+json`), or is sent with a `Content-Encoding` (bodies are taken uncompressed): send a `Content-Type` this operation accepts.",
     "Content-Type must be application/json",
     "UnsupportedMediaType"
   ),

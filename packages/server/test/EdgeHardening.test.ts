@@ -108,6 +108,15 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
           assert.strictEqual(refused.body._tag, "UnsupportedMediaType")
           assert.match(refused.body.error, /application\/json/)
         }
+        for (const encoding of ["gzip", "br"]) {
+          const encoded = yield* http("/api/auth/login", {
+            method: "POST",
+            headers: { "content-type": "application/json", "content-encoding": encoding },
+            body: JSON.stringify({ email: "nobody@example.com", password: "x" })
+          })
+          assert.strictEqual(encoded.status, 415, encoding)
+          assert.match(encoded.body.error, new RegExp(`Content-Encoding ${encoding}: send the body uncompressed`))
+        }
         const charset = yield* http("/api/auth/login", {
           method: "POST",
           headers: { "content-type": "application/json; charset=utf-8" },

@@ -318,6 +318,17 @@ const refuseBadInput = (
   }
   // Most requests (every GET) carry no body, and every route with a body takes JSON: nothing to look up.
   if (!withBody || request.method === "GET" || request.method === "HEAD") return undefined
+  const encoding = request.headers["content-encoding"]
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") {
+    // RFC 9110 §8.4: a content coding the server does not decode is a 415, not a body read as if plain.
+    return Effect.succeed(errorResponse(
+      pathOf(request.url),
+      415,
+      new Errors.UnsupportedMediaType({
+        error: `Unsupported Content-Encoding ${encoding}: send the body uncompressed (no Content-Encoding).`
+      })
+    ))
+  }
   const contentType = request.headers["content-type"] ?? ""
   const mediaType = mediaTypeOf(contentType)
   if (mediaType === "application/json") return undefined
