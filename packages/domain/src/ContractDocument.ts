@@ -48,6 +48,33 @@ const edgeError = (description: string, error: string, tag: string) => ({
   content: { "application/json": { schema: { $ref: "#/components/schemas/EdgeError" }, example: { error, _tag: tag } } }
 })
 
+/** An error the HTTP edge answers itself under SCIM's paths, in SCIM's error schema. */
+const scimEdgeError = (description: string, status: string, detail: string) => ({
+  description,
+  content: {
+    "application/scim+json": {
+      schema: {
+        type: "object",
+        properties: {
+          _tag: { type: "string" },
+          schemas: { type: "array", items: { type: "string" } },
+          status: { type: "string" },
+          scimType: { type: "string" },
+          detail: { type: "string" }
+        },
+        required: ["schemas", "status", "detail"]
+      },
+      example: {
+        _tag: status === "400" ? "ScimBadRequest" : "ScimError",
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+        status,
+        ...(status === "400" ? { scimType: "invalidSyntax" } : {}),
+        detail
+      }
+    }
+  }
+})
+
 /** The errors the HTTP edge answers itself, before an endpoint runs. */
 const edgeResponses = {
   PayloadTooLarge: edgeError(
@@ -60,6 +87,11 @@ const edgeResponses = {
     "Content-Type must be application/json",
     "UnsupportedMediaType"
   ),
+  MalformedPathParameter: edgeError(
+    "A path parameter whose percent-encoding does not decode (a `%` not followed by two hexadecimal digits, or bytes that are not UTF-8): encode a literal `%` as `%25`.",
+    "Invalid path /v1/agents/%ZZ: it holds a malformed percent-encoding (a % not followed by two hexadecimal digits, or bytes that are not UTF-8); encode a literal % as %25.",
+    "InvalidRequest"
+  ),
   UnsupportedMediaTypeWithoutBody: edgeError(
     "This operation reads no body: send none, or JSON (`Content-Type: application/json`). A body of another type is refused, as a browser form posted from another site would send it.",
     "Unsupported Content-Type text/plain: send a JSON body with Content-Type: application/json.",
@@ -70,30 +102,16 @@ const edgeResponses = {
     "the request headers are too large",
     "RequestHeaderFieldsTooLarge"
   ),
-  ScimRequestHeaderFieldsTooLarge: {
-    description:
-      "The request's headers (or its request line: a long `filter`) are larger than the service accepts (16 KiB): send the query as a SearchRequest body (`POST .../.search`).",
-    content: {
-      "application/scim+json": {
-        schema: {
-          type: "object",
-          properties: {
-            _tag: { type: "string" },
-            schemas: { type: "array", items: { type: "string" } },
-            status: { type: "string" },
-            detail: { type: "string" }
-          },
-          required: ["schemas", "status", "detail"]
-        },
-        example: {
-          _tag: "ScimError",
-          schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
-          status: "431",
-          detail: "Request headers (or the request line) too large: send at most 16 KiB of them."
-        }
-      }
-    }
-  }
+  ScimRequestHeaderFieldsTooLarge: scimEdgeError(
+    "The request's headers (or its request line: a long `filter`) are larger than the service accepts (16 KiB): send the query as a SearchRequest body (`POST .../.search`).",
+    "431",
+    "Request headers (or the request line) too large: send at most 16 KiB of them."
+  ),
+  ScimMalformedPathParameter: scimEdgeError(
+    "A path parameter whose percent-encoding does not decode: encode a literal `%` as `%25`.",
+    "400",
+    "Invalid path /v1/scim/Groups/%ZZ: it holds a malformed percent-encoding; encode a literal % as %25."
+  )
 }
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
@@ -206,6 +224,13 @@ const transformOperation = (path: string, method: string, operation: Json, compo
   } else if (method !== "get" && method !== "head") {
     // An operation that reads no body still refuses one that is not JSON (no cross-site form can send it).
     responses["415"] ??= { $ref: "#/components/responses/UnsupportedMediaTypeWithoutBody" }
+  }
+  if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === "path")) {
+    responses["400"] ??= {
+      $ref: path.startsWith("/v1/scim/")
+        ? "#/components/responses/ScimMalformedPathParameter"
+        : "#/components/responses/MalformedPathParameter"
+    }
   }
   responses["431"] ??= {
     $ref: path.startsWith("/v1/scim/")

@@ -157,6 +157,10 @@ layer(testServer(), serverSuite)("the contract for outside tools", (it) => {
             // The edge refuses a non-JSON body on an operation that reads none too (POST /api/auth/logout, ...).
             assert.containsAllKeys(operation.responses, ["415"], `${method} ${path}`)
           }
+          if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === "path")) {
+            // A path parameter whose percent-encoding does not decode is a 400 on every such operation.
+            assert.containsAllKeys(operation.responses, ["400"], `${method} ${path}`)
+          }
           if (path.startsWith("/v1/") && !path.startsWith("/v1/keys")) {
             assert.containsAllKeys(operation.responses, ["429"], `${method} ${path}`)
           }

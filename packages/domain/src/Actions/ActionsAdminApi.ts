@@ -59,7 +59,7 @@ export class ActionsAdminApi extends HttpApiGroup.make("actionsAdmin")
     HttpApiEndpoint.delete("deleteSecret", "/secrets/:name", {
       params: { name: SecretName },
       success: Deleted,
-      error: [NotFound, NotImplemented]
+      error: [InvalidRequest, NotFound, NotImplemented]
     })
       .annotateMerge(
         doc("Delete a tenant secret", "Actions whose headers still reference it fail until it is set again.")
