@@ -43,3 +43,12 @@ export const isCharacterCountBetween = (min: number, max: number) =>
     expected: `a value of ${min} to ${max} characters`,
     toJsonSchema: () => ({ minLength: min, maxLength: max })
   })
+
+/**
+ * Visible text: at least one character that is not white space. Required
+ * free text (a room's ref, a name, a message, a corrected answer) must say
+ * something.
+ */
+export const isNotBlank = Schema.makeFilter((text: string) =>
+  text.trim().length > 0 ? undefined : "must not be empty or only white space"
+)

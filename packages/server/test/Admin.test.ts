@@ -137,12 +137,22 @@ layer(testServer(), serverSuite)("the admin surface", (it) => {
         payload: { name: "Three", admin_email: "x@three.example.com", admin_password: "Correct-Horse-9" }
       }).pipe(Effect.flip)
       assert.strictEqual(refused._tag, "RoleMissing")
+      // A name must say something, and not look like a tenant id (sign-in takes either).
+      const server = yield* TestServer
+      const admin = yield* server.admin
+      const cookie = `Service-Token=${yield* admin.sessionToken}`
+      for (const name of ["   ", other.tenant.id]) {
+        const bad = yield* http(
+          "/api/admin/tenants",
+          json("POST", { name, admin_email: "x@four.example.com", admin_password: "Correct-Horse-9" }, { cookie })
+        )
+        assert.strictEqual(bad.status, 400, name)
+        assert.match(bad.body.error, /^Invalid request body: name: must not/)
+      }
       const theirUsers = yield* other.client.api.admin.listUsers()
       assert.deepStrictEqual(theirUsers.users.map((u) => u.email), [other.email])
       const theirSpaces = yield* other.client.api.admin.listSpaces()
       assert.isFalse(theirSpaces.spaces.some((s) => s.code === "sales"))
-      const server = yield* TestServer
-      const admin = yield* server.admin
       const mine = (yield* admin.api.admin.listUsers()).users[0]
       const crossTenant = yield* other.client.api.admin.updateUser({
         params: { id: mine.id },

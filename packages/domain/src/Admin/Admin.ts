@@ -1,6 +1,7 @@
 /** The admin surface: users, spaces, tenant flags and tenants (beyond the spec; session JWT). */
 import { Schema } from "effect"
 import { Email, Password, RoleId } from "../Auth/Session.ts"
+import { isNotBlank, StorableString } from "../Text.ts"
 
 export const AdminUser = Schema.Struct({
   id: Schema.String,
@@ -64,8 +65,15 @@ export const UpdateTenantFlags = Schema.Struct({
   push_notifications: Schema.optionalKey(Schema.Boolean)
 })
 
+/** Sign-in takes a tenant by name or id: a name shaped like an id would be ambiguous. */
+const isNotUuidShaped = Schema.makeFilter((text: string) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text.trim())
+    ? "must not look like a tenant id (sign-in takes a tenant by name or id)"
+    : undefined
+)
+
 export const CreateTenant = Schema.Struct({
-  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  name: StorableString.check(Schema.isMinLength(1), Schema.isMaxLength(200), isNotBlank, isNotUuidShaped),
   admin_email: Email,
   admin_password: Password
 })

@@ -5,16 +5,10 @@
  * designed here and described in the OpenAPI document.
  */
 import { Schema } from "effect"
-import { isStorable } from "../Text.ts"
+import { isNotBlank, isStorable } from "../Text.ts"
 
-/**
- * Visible text: at least one character that is not white space. Required
- * free text of rooms, blueprints and corrections (a ref, a name, a message,
- * a corrected answer) must say something.
- */
-export const isNotBlank = Schema.makeFilter((text: string) =>
-  text.trim().length > 0 ? undefined : "must not be empty or only white space"
-)
+/** Required free text of rooms, blueprints and corrections must say something (see `Text.ts`). */
+export { isNotBlank }
 
 export const RoomStatus = Schema.Literals(["open", "closed"])
 export type RoomStatus = typeof RoomStatus.Type
