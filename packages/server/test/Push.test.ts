@@ -192,6 +192,14 @@ layer(testServer(env), serverSuite)("Web Push", (it) => {
             keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
           },
           {
+            endpoint: "https://user:secret@push.example.net/x",
+            keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
+          },
+          {
+            endpoint: "https:///push.example.net/x",
+            keys: { p256dh: browser.publicKey.toString("base64url"), auth: browser.auth.toString("base64url") }
+          },
+          {
             endpoint,
             keys: { p256dh: randomBytes(32).toString("base64url"), auth: browser.auth.toString("base64url") }
           },

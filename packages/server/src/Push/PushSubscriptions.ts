@@ -17,6 +17,7 @@ import { Errors, type Me, type Push, PushErrors, type UserPrincipal } from "@age
 import { Context, Effect, Layer } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { OutboundGuard } from "../Actions/OutboundGuard.ts"
+import { namesHost } from "../Actions/OutboundGuard.ts"
 import { isUuid } from "../Platform/Ids.ts"
 import { PushSubscriptionsRepo, type Registration, type SubscriptionRow } from "./PushSubscriptionsRepo.ts"
 import { VapidKeys } from "./VapidKeys.ts"
@@ -42,11 +43,13 @@ const subscriptionProblem = (
   input: typeof Push.CreatePushSubscription.Type,
   allowHttp: boolean
 ): string | undefined => {
-  const url = URL.canParse(input.endpoint) ? new URL(input.endpoint) : undefined
-  if (url === undefined) return "endpoint: not a URL"
+  const url = URL.canParse(input.endpoint) && namesHost(input.endpoint) ? new URL(input.endpoint) : undefined
+  if (url === undefined) return "endpoint: not an absolute URL with a host"
   if (url.protocol !== "https:" && !(allowHttp && url.protocol === "http:")) {
     return "endpoint: a push service URL must be https"
   }
+  // Push services name a subscription by its path; credentials in the URL are nobody's push service.
+  if (url.username !== "" || url.password !== "") return "endpoint: must not carry a user name or password"
   const key = Buffer.from(input.keys.p256dh, "base64url")
   if (key.length !== 65 || key[0] !== 0x04) {
     return "keys.p256dh: must be an uncompressed P-256 public key (65 bytes, base64url)"
