@@ -451,7 +451,7 @@ layer(testServer(), serverSuite)("agents", (it) => {
   })
 
   describe("Space Admins", () => {
-    it.effect("see and manage the agents of their spaces only: 404 for another space's agent, 403 for another space", () =>
+    it.effect("see and manage the agents of their spaces only: 404 for another space's agent or an unknown space, 403 for another space", () =>
       Effect.gen(function*() {
         const mine = yield* newSpace()
         const notMine = yield* newSpace()
@@ -482,6 +482,14 @@ layer(testServer(), serverSuite)("agents", (it) => {
           Effect.flip
         )
         assert.strictEqual(listElsewhere._tag, "AccessDenied")
+        // A space the tenant does not have (or another tenant's) is unknown to a Space Admin as to an administrator.
+        const unknownSpace = crypto.randomUUID()
+        const createNowhere = yield* spaceAdmin.api.agentsAdmin.create({
+          payload: { space_id: unknownSpace, name: "x", summary: "", is_primary: false }
+        }).pipe(Effect.flip)
+        assert.strictEqual(createNowhere._tag, "NotFound")
+        const listNowhere = yield* spaceAdmin.api.agentsAdmin.list({ query: { space_id: unknownSpace } })
+        assert.deepStrictEqual(listNowhere.agents, [])
         const update = yield* spaceAdmin.api.agentsAdmin.update({
           params: { id: foreignAgent.id },
           payload: { name: "Taken" }

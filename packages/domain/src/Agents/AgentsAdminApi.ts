@@ -16,7 +16,7 @@ const id = { id: Schema.String }
  * Agent administration (`/api/admin/agents`): admins, and Space Admins for
  * their spaces — except assigning actions, which decides what the space's
  * keys may execute: admins only. To a Space Admin, an agent of another space does not exist
- * (404, as across tenants); naming another space is a 403.
+ * (404, as across tenants); naming another space of the tenant is a 403, an unknown one a 404.
  */
 export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
   .add(
@@ -26,7 +26,7 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
       error: [AccessDenied, NotImplemented]
     }).annotateMerge(doc(
       "List agents",
-      "A Space Admin sees the agents of their spaces; filtering by a space they do not administer is a 403."
+      "A Space Admin sees the agents of their spaces; filtering by a space of the tenant they do not administer is a 403 (an unknown space lists nothing, as for an administrator)."
     )),
     HttpApiEndpoint.post("create", "/", {
       payload: CreateAgent,
@@ -34,7 +34,7 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
       error: [InvalidRequest, AccessDenied, NotFound, NotImplemented]
     }).annotateMerge(doc(
       "Create an agent",
-      "One primary agent per space: a new primary unsets the old one. A Space Admin may create agents in their spaces only (403 elsewhere); an unknown space is a 404."
+      "One primary agent per space: a new primary unsets the old one. A Space Admin may create agents in their spaces only (403 for another space of the tenant); an unknown space (or another tenant's) is a 404 for everyone."
     )),
     HttpApiEndpoint.patch("update", "/:id", {
       params: id,

@@ -143,9 +143,15 @@ export class Agents extends Context.Service<Agents, {
         return { ...toAgent(row), actions, knowledge_files: files }
       })
 
+      /** Whether the tenant has the space: one it has not (or another tenant's) is unknown to everyone alike. */
+      const spaceExists = (tenantId: string, spaceId: string) =>
+        isUuid(spaceId) ? Effect.orDie(repo.spaceExists(tenantId, spaceId)) : Effect.succeed(false)
+
       const adminList = Effect.fn("Agents.adminList")(function*(actor: UserPrincipal, spaceId?: string | undefined) {
         const reach = yield* Effect.orDie(reachOf(actor))
         if (spaceId !== undefined && !mayManage(reach, spaceId)) {
+          // An unknown space lists nothing, as for an administrator; a space of the tenant not theirs is a 403.
+          if (!(yield* spaceExists(actor.tenantId, spaceId))) return { agents: [] }
           return yield* spaceDenied(spaceId, reach._tag === "Spaces" ? reach.spaceIds : [])
         }
         const rows = yield* repo.list({
@@ -162,10 +168,12 @@ export class Agents extends Context.Service<Agents, {
       const create = Effect.fn("Agents.create")(
         function*(actor: UserPrincipal, input: typeof AgentAdmin.CreateAgent.Type) {
           const reach = yield* Effect.orDie(reachOf(actor))
+          const spaceNotFound = () => new Errors.NotFound({ error: `space ${input.space_id} not found` })
           if (!mayManage(reach, input.space_id)) {
+            // An unknown space (or another tenant's) is a 404 for everyone; a space of the tenant not theirs a 403.
+            if (!(yield* spaceExists(actor.tenantId, input.space_id))) return yield* spaceNotFound()
             return yield* spaceDenied(input.space_id, reach._tag === "Spaces" ? reach.spaceIds : [])
           }
-          const spaceNotFound = () => new Errors.NotFound({ error: `space ${input.space_id} not found` })
           if (!isUuid(input.space_id)) return yield* spaceNotFound()
           const created = yield* Effect.gen(function*() {
             if (!(yield* repo.lockSpace(actor.tenantId, input.space_id))) return undefined

@@ -83,6 +83,8 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
    * tenant's space.
    */
   readonly lockSpace: (tenantId: string, spaceId: string) => Effect.Effect<boolean, SqlError>
+  /** Whether the tenant has the space (an id of another tenant's is no space of this one). */
+  readonly spaceExists: (tenantId: string, spaceId: string) => Effect.Effect<boolean, SqlError>
   /** Unsets the space's primary agent, except `keep`. */
   readonly unsetPrimary: (tenantId: string, spaceId: string, keep: string | null) => Effect.Effect<void, SqlError>
   readonly insert: (agent: NewAgent) => Effect.Effect<string, SqlError>
@@ -166,6 +168,11 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
         lockSpace: (tenantId, spaceId) =>
           Effect.map(
             sql`SELECT id FROM spaces WHERE tenant_id = ${tenantId} AND id = ${spaceId} FOR UPDATE`,
+            (rows) => rows.length > 0
+          ),
+        spaceExists: (tenantId, spaceId) =>
+          Effect.map(
+            sql`SELECT 1 FROM spaces WHERE tenant_id = ${tenantId} AND id = ${spaceId}`,
             (rows) => rows.length > 0
           ),
         unsetPrimary: (tenantId, spaceId, keep) =>
