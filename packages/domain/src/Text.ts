@@ -12,18 +12,10 @@ export const isStorable = Schema.isPattern(/^[^\u0000]*$/, { message: "must not 
 /** A string without NUL characters. */
 export const StorableString = Schema.String.check(isStorable)
 
-/** How many Unicode code points a string holds (a surrogate pair counts once). */
+/** How many Unicode code points a string holds (a surrogate pair counts once): a string iterates by them. */
 const codePoints = (text: string): number => {
   let count = 0
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i)
-    // A high surrogate followed by a low one is one code point: skip the low one.
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1)
-      if (next >= 0xdc00 && next <= 0xdfff) i++
-    }
-    count++
-  }
+  for (const _ of text) count++
   return count
 }
 

@@ -1,7 +1,6 @@
 /** Room blueprints, the templates rooms are made from (spec: "A room is created from a blueprint"). */
 import { Schema } from "effect"
-import { isNotBlank } from "../Rooms/Room.ts"
-import { isStorable } from "../Text.ts"
+import { isNotBlank, isStorable } from "../Text.ts"
 
 export const Lifecycle = Schema.Literals(["ephemeral", "persistent"]).annotate({
   description:

@@ -5,11 +5,7 @@
  * An accepted correction becomes part of the agent's knowledge.
  */
 import { Schema } from "effect"
-import { isNotBlank } from "../Rooms/Room.ts"
-import { StorableString } from "../Text.ts"
-
-/** The flag's middleware, reached by the server through this module (the package index's `Corrections`). */
-export { DecisionRecordsEnabled } from "./DecisionRecords.ts"
+import { isNotBlank, StorableString } from "../Text.ts"
 
 export const CorrectionStatus = Schema.Literals(["open", "accepted", "rejected"])
 export type CorrectionStatus = typeof CorrectionStatus.Type

@@ -7,9 +7,6 @@
 import { Schema } from "effect"
 import { isNotBlank, isStorable } from "../Text.ts"
 
-/** Required free text of rooms, blueprints and corrections must say something (see `Text.ts`). */
-export { isNotBlank }
-
 export const RoomStatus = Schema.Literals(["open", "closed"])
 export type RoomStatus = typeof RoomStatus.Type
 

@@ -30,8 +30,6 @@ export interface ProvenanceRequest {
   readonly limit?: number | undefined
 }
 
-type Refusal = Errors.FeatureDisabled
-
 export class Compliance extends Context.Service<Compliance, {
   /**
    * 403 naming the flag unless `feature_compliance_pack` is on: asked once per
@@ -42,13 +40,13 @@ export class Compliance extends Context.Service<Compliance, {
   readonly provenance: (
     tenantId: string,
     request: ProvenanceRequest
-  ) => Effect.Effect<Domain.Provenance, Refusal | Errors.InvalidRequest | SqlError>
-  readonly integrity: (tenantId: string) => Effect.Effect<Domain.Integrity, Refusal | SqlError>
-  readonly hitlMap: (tenantId: string, days: number) => Effect.Effect<Domain.HitlMap, Refusal | SqlError>
+  ) => Effect.Effect<Domain.Provenance, Errors.InvalidRequest | SqlError>
+  readonly integrity: (tenantId: string) => Effect.Effect<Domain.Integrity, SqlError>
+  readonly hitlMap: (tenantId: string, days: number) => Effect.Effect<Domain.HitlMap, SqlError>
   readonly export: (
     tenantId: string,
     request: { readonly format: "csv" | "json"; readonly from?: string | undefined; readonly to?: string | undefined }
-  ) => Effect.Effect<Download, Refusal | Errors.InvalidRequest>
+  ) => Effect.Effect<Download, Errors.InvalidRequest>
 }>()("@agent-platform/server/Compliance/Compliance") {
   static readonly layer = Layer.effect(
     Compliance,

@@ -4,21 +4,13 @@
  * the answer is 403 naming the flag, whatever the query — it is decoded only
  * after it.
  */
-import { CompliancePackEnabled, CurrentPrincipal } from "@agent-platform/domain"
+import { CompliancePackEnabled } from "@agent-platform/domain"
 import { Effect, Layer } from "effect"
 import { Compliance } from "./Compliance.ts"
+import { gatedBy } from "./FeatureGate.ts"
 
 /** The middleware, built on the `Compliance` service its handlers already use. */
 export const CompliancePackEnabledLive = Layer.effect(
   CompliancePackEnabled,
-  Effect.gen(function*() {
-    const compliance = yield* Compliance
-    return CompliancePackEnabled.of((httpEffect) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        yield* compliance.requireEnabled(principal.tenantId)
-        return yield* httpEffect
-      })
-    )
-  })
+  Effect.map(Compliance, (compliance) => CompliancePackEnabled.of(gatedBy(compliance.requireEnabled)))
 )

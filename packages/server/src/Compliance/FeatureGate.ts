@@ -2,7 +2,7 @@
  * The tenant feature flags that gate whole features (spec: "When the flag is
  * off, the affected endpoints answer 403"), checked in one place.
  */
-import { Errors } from "@agent-platform/domain"
+import { CurrentPrincipal, Errors } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
 import { Tenants } from "../Tenants/Tenants.ts"
 
@@ -37,3 +37,17 @@ export class FeatureGate extends Context.Service<FeatureGate, {
     })
   )
 }
+
+/**
+ * The body of a flag's middleware: the request runs once `require` passes
+ * for the signed-in principal's tenant (else its 403), before the request is
+ * decoded.
+ */
+export const gatedBy =
+  (require: (tenantId: string) => Effect.Effect<void, Errors.FeatureDisabled>) =>
+  <A, E, R>(httpEffect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      const principal = yield* CurrentPrincipal
+      yield* require(principal.tenantId)
+      return yield* httpEffect
+    })

@@ -4,21 +4,16 @@
  * off the answer is 403 naming the flag, whatever the body or query — they
  * are decoded only after it.
  */
-import { Corrections as Domain, CurrentPrincipal } from "@agent-platform/domain"
+import { DecisionRecordsEnabled } from "@agent-platform/domain"
 import { Effect, Layer } from "effect"
+import { gatedBy } from "../Compliance/FeatureGate.ts"
 import { Corrections } from "./Corrections.ts"
 
 /** The middleware, built on the `Corrections` service its handlers already use. */
 export const DecisionRecordsEnabledLive = Layer.effect(
-  Domain.DecisionRecordsEnabled,
-  Effect.gen(function*() {
-    const corrections = yield* Corrections
-    return Domain.DecisionRecordsEnabled.of((httpEffect) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        yield* corrections.requireEnabled(principal.tenantId)
-        return yield* httpEffect
-      })
-    )
-  })
+  DecisionRecordsEnabled,
+  Effect.map(
+    Corrections,
+    (corrections) => DecisionRecordsEnabled.of(gatedBy(corrections.requireEnabled))
+  )
 )

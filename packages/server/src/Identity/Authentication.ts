@@ -195,6 +195,7 @@ export const SessionAuthLive = Layer.effect(
             if (key._tag === "KeyRefused") {
               if (key.answer === "Unauthenticated") return yield* new Errors.Unauthenticated({ error: key.error })
               if (key.answer === "AccountBlocked") return yield* new Errors.AccountBlocked({ error: key.error })
+              // A key its owner's role no longer covers: refused below like any key, as session endpoints take none.
             }
             return yield* new Errors.SessionRequired({
               error: "This endpoint needs a signed-in session and refuses API keys: sign in with POST /api/auth/login."

@@ -3,8 +3,9 @@
  * blueprints endpoint (the domain's `WarRoomsEnabled` middleware) and for
  * open WebSockets, which check it again while they live.
  */
-import { CurrentPrincipal, Errors, WarRoomsEnabled } from "@agent-platform/domain"
+import { Errors, WarRoomsEnabled } from "@agent-platform/domain"
 import { Context, Effect, Layer } from "effect"
+import { gatedBy } from "../Compliance/FeatureGate.ts"
 import { Tenants } from "../Tenants/Tenants.ts"
 
 export const flagDisabled = () =>
@@ -31,14 +32,13 @@ export class WarRoomsFlag extends Context.Service<WarRoomsFlag, {
 /** The middleware: 403 naming the flag while it is off. */
 export const WarRoomsEnabledLive = Layer.effect(
   WarRoomsEnabled,
-  Effect.gen(function*() {
-    const flag = yield* WarRoomsFlag
-    return WarRoomsEnabled.of((httpEffect) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        if (!(yield* flag.isEnabled(principal.tenantId))) return yield* flagDisabled()
-        return yield* httpEffect
-      })
-    )
-  })
+  Effect.map(
+    WarRoomsFlag,
+    (flag) =>
+      WarRoomsEnabled.of(
+        gatedBy((tenantId) =>
+          Effect.flatMap(flag.isEnabled(tenantId), (on) => (on ? Effect.void : Effect.fail(flagDisabled())))
+        )
+      )
+  )
 )

@@ -1,8 +1,8 @@
 /**
  * Group PATCH paths that pick members by a filter, `members[display eq "Ada"]`
- * (RFC 7644 §3.5.2): the filter is run here against the members as a Group
- * returns them (`value`, `display`, `type`), strings compared
- * case-insensitively, and the operation is then applied by member id — the
+ * (RFC 7644 §3.5.2): the filter is run here, by scim2-parse-filter's
+ * evaluator, against the members as a Group returns them (`value`,
+ * `display`, `type`), strings compared case-insensitively, and the operation is then applied by member id — the
  * patched document holds the members' ids alone, so that a removal by value
  * list (Entra) matches however the provider wrote them. A filter on anything
  * else is a 400 invalidFilter, never an operation that silently does nothing.
@@ -11,7 +11,7 @@
  */
 import { Scim, ScimSchemas } from "@agent-platform/domain"
 import type { ScimPatchOperation } from "scim-patch"
-import type { Filter } from "scim2-parse-filter"
+import { type Filter, Tester } from "scim2-parse-filter"
 import { closingBracketPositions, InvalidFilter, parseFilter } from "./ScimFilter.ts"
 
 /** A member as a Group returns it. */
@@ -34,48 +34,32 @@ const splitMemberPath = (path: string): { readonly filter: string; readonly rest
   throw new InvalidFilter(`Invalid path ${path}: the member filter has no closing ].`)
 }
 
-const attributeOf = (member: Member, attrPath: string): unknown => {
-  const lower = attrPath.toLowerCase()
-  const key = Object.keys(member).find((candidate) => candidate.toLowerCase() === lower)
-  return key === undefined ? undefined : member[key]
-}
+const fold = <A>(value: A): A => (typeof value === "string" ? value.toLowerCase() as A : value)
 
-const compare = (op: string, actual: unknown, expected: unknown): boolean => {
-  if (typeof actual !== "string") return op === "ne"
-  if (typeof expected !== "string") return op === "ne"
-  const [a, b] = [actual.toLowerCase(), expected.toLowerCase()]
-  switch (op) {
-    case "eq":
-      return a === b
-    case "ne":
-      return a !== b
-    case "co":
-      return a.includes(b)
-    case "sw":
-      return a.startsWith(b)
-    case "ew":
-      return a.endsWith(b)
-    case "gt":
-      return a > b
-    case "ge":
-      return a >= b
-    case "lt":
-      return a < b
-    case "le":
-      return a <= b
-    default:
-      return false
+/**
+ * scim2-parse-filter's evaluator, comparing lower-cased strings: a member's
+ * `value`, `display` and `type` are not case-exact (RFC 7643 §8.7.1), and
+ * the filters it is given have their values lower-cased by {@link prepare}.
+ */
+class MemberTester extends Tester {
+  override attrTest(path: Array<string>, r: unknown, op: (r: unknown) => boolean): boolean {
+    return path.length === 0 ? op(fold(r)) : super.attrTest(path, r, op)
   }
 }
 
-/** Refuses (InvalidFilter) a filter naming what members do not have, in any branch. */
-const check = (filter: Filter, text: string): void => {
+const tester = new MemberTester()
+
+/**
+ * The filter, its values lower-cased for {@link MemberTester}; refuses
+ * (InvalidFilter) one naming what members do not have, in any branch.
+ */
+const prepare = (filter: Filter, text: string): Filter => {
   switch (filter.op) {
     case "and":
     case "or":
-      return filter.filters.forEach((child) => check(child, text))
+      return { ...filter, filters: filter.filters.map((child) => prepare(child, text)) }
     case "not":
-      return check(filter.filter, text)
+      return { ...filter, filter: prepare(filter.filter, text) }
     case "[]":
       throw new InvalidFilter(`Invalid member filter ${JSON.stringify(text)}: a member has no multi-valued attribute.`)
     default:
@@ -86,33 +70,14 @@ const check = (filter: Filter, text: string): void => {
           }.`
         )
       }
-  }
-}
-
-const matches = (member: Member, filter: Filter): boolean => {
-  switch (filter.op) {
-    case "and":
-      return filter.filters.every((child) => matches(member, child))
-    case "or":
-      return filter.filters.some((child) => matches(member, child))
-    case "not":
-      return !matches(member, filter.filter)
-    case "[]":
-      return false
-    case "pr": {
-      const actual = attributeOf(member, filter.attrPath)
-      return actual !== undefined && actual !== null
-    }
-    default:
-      return compare(filter.op, attributeOf(member, filter.attrPath), filter.compValue)
+      return filter.op === "pr" ? filter : { ...filter, compValue: fold(filter.compValue) }
   }
 }
 
 /** The ids of the members a filter selects. */
 const selectMembers = (members: ReadonlyArray<Member>, text: string): ReadonlyArray<string> => {
-  const filter = parseFilter(text)
-  check(filter, text)
-  return members.filter((member) => matches(member, filter)).map((member) => member.value)
+  const filter = prepare(parseFilter(text), text)
+  return members.filter((member) => tester.test(member, filter)).map((member) => member.value)
 }
 
 const byIds = (ids: ReadonlyArray<string>) => ids.map((id) => `value eq ${JSON.stringify(id)}`).join(" or ")
