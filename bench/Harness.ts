@@ -357,19 +357,53 @@ export const load = (
     })
   })
 
-/** A load run, and the CPU time (user + system, from /proc) the serving process spent per request in it. */
-export type MeasuredLoad = LoadResult & { readonly cpuUs: number }
+/**
+ * A load run, and the CPU time (user + system, from /proc) the serving
+ * process spent per request in it (and its companion, when measured).
+ */
+export type MeasuredLoad = LoadResult & { readonly cpuUs: number; readonly companionCpuUs?: number }
 
 /** {@link load}, with the CPU time per request of the process `pid` that serves it. */
 export const measuredLoad = async (
   pid: number,
   url: string,
   headers: ReadonlyArray<Record<string, string>>,
-  options: { readonly connections: number; readonly duration: number }
+  options: {
+    readonly connections: number
+    readonly duration: number
+    /** Another process serving these requests (the Redis server): its CPU per request too. */
+    readonly companionPid?: number | undefined
+  }
 ): Promise<MeasuredLoad> => {
+  const companion = options.companionPid
   const before = cpuMs(pid)
+  const companionBefore = companion === undefined ? 0 : cpuMs(companion)
   const result = await load(url, headers, options)
-  return { ...result, cpuUs: ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests) }
+  const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests)
+  return {
+    ...result,
+    cpuUs: perRequest(cpuMs(pid) - before),
+    ...(companion === undefined ? {} : { companionCpuUs: perRequest(cpuMs(companion) - companionBefore) })
+  }
+}
+
+/**
+ * The process id of the Redis server at `redisUrl` when it runs on this
+ * machine (its `/proc` entry is there), so that a bench can read its CPU time;
+ * else undefined.
+ */
+export const localRedisPid = async (redisUrl: string): Promise<number | undefined> => {
+  const client = createClient({ url: redisUrl })
+  await client.connect()
+  try {
+    const info = await client.info("server")
+    const pid = Number(/process_id:(\d+)/.exec(info)?.[1])
+    const host = new URL(redisUrl).hostname
+    const loopback = host === "localhost" || host.startsWith("127.") || host === "[::1]"
+    return loopback && existsSync(`/proc/${pid}/stat`) ? pid : undefined
+  } finally {
+    await client.close()
+  }
 }
 
 /** The middle value (the upper one of an even count). */

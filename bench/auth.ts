@@ -14,7 +14,9 @@
  *   same checks (bench/servers/HandWritten.ts): what a user would write instead.
  *
  * Each figure is the median over the rounds of requests/s, p99 and the
- * serving process's CPU time per request (from /proc). The ceiling's ratio
+ * serving process's CPU time per request (from /proc), and on PostgreSQL +
+ * Redis the Redis server's too when it runs on this machine (the rate limits'
+ * scripts run there, on one thread for every replica). The ceiling's ratio
  * is printed both ways: by requests/s (the goal's) and by CPU per request,
  * which a noisy machine moves less: client and server share its two cores.
  *
@@ -47,6 +49,7 @@ import { makePromiseClient } from "../packages/sdk/src/index.ts"
 import {
   benchAdmin,
   load as loadWith,
+  localRedisPid,
   type MeasuredLoad,
   measuredLoad,
   median,
@@ -79,11 +82,17 @@ interface Target {
   readonly headers: ReadonlyArray<Record<string, string>>
   /** The serving process. */
   readonly pid: number
+  /** The Redis server it uses, when it runs here: its CPU per request is printed too. */
+  readonly redisPid?: number | undefined
 }
 
 /** A load run on `target`, with the CPU time its process spent per request. */
 const measure = (target: Target) =>
-  measuredLoad(target.pid, target.url, target.headers, { connections, duration: seconds })
+  measuredLoad(target.pid, target.url, target.headers, {
+    connections,
+    duration: seconds,
+    companionPid: target.redisPid
+  })
 
 /** Every target once per round, in turn; the median of each. */
 const interleaved = async (targets: ReadonlyArray<Target>) => {
@@ -96,6 +105,7 @@ const interleaved = async (targets: ReadonlyArray<Target>) => {
     rps: median(runs.map((r) => r.rps)),
     p99: median(runs.map((r) => r.p99)),
     cpuUs: median(runs.map((r) => r.cpuUs)),
+    redisCpuUs: runs[0].companionCpuUs === undefined ? undefined : median(runs.map((r) => r.companionCpuUs ?? 0)),
     non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0)
   }]))
 }
@@ -122,7 +132,8 @@ const ratio = (value: number, base: number) => (value / base).toFixed(2)
 const backend = async (
   name: string,
   platformEnv: Record<string, string>,
-  handWrittenEnv: (setup: SetUp) => Record<string, string>
+  handWrittenEnv: (setup: SetUp) => Record<string, string>,
+  redisPid?: number
 ) => {
   console.log(`\n== ${name} ==`)
   const platform = await startService(platformEnv)
@@ -145,8 +156,14 @@ const backend = async (
       { label: "bare", url: `${bare.url}/v1/agents`, headers: [{}], pid: pid(bare) },
       { label: "ceiling", url: `${ceiling.url}/v1/agents`, headers: [{}], pid: pid(ceiling) },
       { label: "skeleton", url: `${skeleton.url}/v1/agents`, headers: keyHeaders, pid: pid(skeleton) },
-      { label: "handWritten", url: `${handWritten.url}/v1/agents`, headers: keyHeaders, pid: pid(handWritten) },
-      { label: "platform", url: `${platform.url}/v1/agents`, headers: keyHeaders, pid: pid(platform) },
+      {
+        label: "handWritten",
+        url: `${handWritten.url}/v1/agents`,
+        headers: keyHeaders,
+        pid: pid(handWritten),
+        redisPid
+      },
+      { label: "platform", url: `${platform.url}/v1/agents`, headers: keyHeaders, pid: pid(platform), redisPid },
       { label: "health", url: `${platform.url}/health`, headers: [{}], pid: pid(platform) }
     ])
     const get = (label: string) => results.get(label)!
@@ -156,7 +173,9 @@ const backend = async (
         text,
         `${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  CPU ${
           r.cpuUs.toFixed(0).padStart(4)
-        } µs/req${r.non2xx > 0 ? `  non-2xx ${r.non2xx}` : ""}`
+        } µs/req${r.redisCpuUs === undefined ? "" : ` (+ Redis ${r.redisCpuUs.toFixed(0)})`}${
+          r.non2xx > 0 ? `  non-2xx ${r.non2xx}` : ""
+        }`
       )
     }
     line("bare", "baseline: bare node:http, same JSON")
@@ -170,6 +189,12 @@ const backend = async (
     // Steadier on a shared machine: what each would serve on a core of its own (the service's CPU only, not
     // its database's or Redis's; the hand-written baseline's database work is outside its process too).
     report("  the same by CPU per request (ceiling's ÷ the service's)", ratio(get("ceiling").cpuUs, p.cpuUs))
+    if (p.redisCpuUs !== undefined) {
+      report(
+        "  the same by CPU per request, Redis's included",
+        ratio(get("ceiling").cpuUs, p.cpuUs + p.redisCpuUs)
+      )
+    }
     report("  GET /v1/agents ÷ hand-written (goal >= 1.0)", ratio(p.rps, get("handWritten").rps))
     report(
       "  the no-op middlewares ÷ effect ceiling (the design's floor)",
@@ -292,7 +317,12 @@ if (serverUrl === undefined || serverUrl === "" || redisUrl === undefined || red
       SESSION_SECRET: sessionSecret,
       BOOTSTRAP_ADMIN_PASSWORD: benchAdmin.password
     }
-    const setup = await backend("PostgreSQL + Redis", env, () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }))
+    const setup = await backend(
+      "PostgreSQL + Redis",
+      env,
+      () => ({ DATABASE_URL: url, REDIS_URL: redisUrl }),
+      await localRedisPid(redisUrl)
+    )
     if (profile) await profileRun(env, setup)
     if (perfProfile) await perfRun(env, setup)
   }, redisUrl)

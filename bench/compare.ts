@@ -34,6 +34,7 @@ import {
   benchRedisPrefix,
   createBenchDatabase,
   ensureBundle,
+  localRedisPid,
   measuredLoad,
   median,
   nodeArgsFrom,
@@ -110,9 +111,16 @@ const side = async (
 
 type Side = Awaited<ReturnType<typeof side>>
 
-/** One run on a side: requests/s, p99 and the service's CPU µs per request. */
+// The Redis server's CPU per request too, when it runs here: the service's work there is not in its own CPU.
+const redisPid = onPostgres ? await localRedisPid(redisUrl) : undefined
+
+/** One run on a side: requests/s, p99 and the service's (and Redis's) CPU µs per request. */
 const run = (target: Side, duration: number) =>
-  measuredLoad(target.service.process.pid!, `${target.service.url}${path}`, target.headers, { connections, duration })
+  measuredLoad(target.service.process.pid!, `${target.service.url}${path}`, target.headers, {
+    connections,
+    duration,
+    companionPid: redisPid
+  })
 
 if (bundleB === undefined) await ensureBundle()
 const a = await side("A", resolve(bundleA), envOf("COMPARE_ENV_A"), nodeArgsFrom("COMPARE_NODE_ARGS_A"))
@@ -133,17 +141,17 @@ try {
   console.log(`GET ${path}, ${onPostgres ? "PostgreSQL + Redis" : "embedded"}, ${rounds} rounds of ${seconds} s each\n`)
   for (const target of sides) await run(target, 2) // warm-up: JIT, caches, pools
   const results: Record<"A" | "B", Array<Awaited<ReturnType<typeof run>>>> = { A: [], B: [] }
+  const cpuOf = (r: Awaited<ReturnType<typeof run>>) =>
+    `${r.cpuUs.toFixed(1)} µs${r.companionCpuUs === undefined ? "" : ` (Redis ${r.companionCpuUs.toFixed(1)})`}`
   for (let round = 1; round <= rounds; round++) {
     const [ra, rb] = [await run(a, seconds), await run(b, seconds)]
     results.A.push(ra)
     results.B.push(rb)
     report(
       `round ${round}`,
-      `A ${ra.rps.toFixed(0)} req/s ${ra.cpuUs.toFixed(1)} µs   B ${rb.rps.toFixed(0)} req/s ${
-        rb.cpuUs.toFixed(1)
-      } µs   B/A ${(rb.rps / ra.rps).toFixed(2)}${
-        ra.non2xx + rb.non2xx > 0 ? `  non-2xx ${ra.non2xx}/${rb.non2xx}` : ""
-      }`
+      `A ${ra.rps.toFixed(0)} req/s ${cpuOf(ra)}   B ${rb.rps.toFixed(0)} req/s ${cpuOf(rb)}   B/A ${
+        (rb.rps / ra.rps).toFixed(2)
+      }${ra.non2xx + rb.non2xx > 0 ? `  non-2xx ${ra.non2xx}/${rb.non2xx}` : ""}`
     )
   }
   /** The medians of one figure on both sides, and B ÷ A. */
@@ -153,6 +161,9 @@ try {
   }
   report("median requests/s (B ÷ A)", compared((r) => r.rps, 0, ""))
   report("median CPU per request (B ÷ A)", compared((r) => r.cpuUs, 1, " µs"))
+  if (redisPid !== undefined) {
+    report("median Redis CPU per request (B ÷ A)", compared((r) => r.companionCpuUs ?? 0, 1, " µs"))
+  }
   report("median p99 (B ÷ A)", compared((r) => r.p99, 0, " ms"))
 } finally {
   for (const target of sides) await target.cleanUp()

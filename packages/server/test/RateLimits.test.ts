@@ -29,6 +29,30 @@ layer(testServer(), serverSuite)("rate limit windows", (it) => {
       assert.deepStrictEqual([...remaining].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i))
     }))
 
+  it.effect("concurrent requests of several keys (checked together in Redis): each key counts exactly its own", () =>
+    Effect.gen(function*() {
+      const limits = [5, 20, 40]
+      const keys = yield* Effect.forEach(limits, (rpm) => createKey(["agents"], { rate_limit_rpm: rpm }))
+      // 50 requests of each key, interleaved, so that the batches mix the keys.
+      const order = Array.from({ length: 150 }, (_, i) => i % 3)
+      const responses = yield* Effect.all(
+        order.map((k) =>
+          Effect.map(http("/v1/agents", { headers: bearer(keys[k].key) }), (response) => ({ k, response }))
+        ),
+        { concurrency: 60 }
+      )
+      limits.forEach((rpm, k) => {
+        const mine = responses.filter((r) => r.k === k).map((r) => r.response)
+        const served = mine.filter((r) => r.status === 200)
+        assert.strictEqual(served.length, rpm)
+        assert.strictEqual(mine.filter((r) => r.status === 429).length, 50 - rpm)
+        // Each answer saw its own key's count, one request after another: rpm-1 down to 0, each once.
+        const remaining = served.map((r) => Number(r.headers.get("x-ratelimit-remaining")))
+        assert.deepStrictEqual([...remaining].sort((a, b) => a - b), Array.from({ length: rpm }, (_, i) => i))
+        for (const response of mine) assert.strictEqual(response.headers.get("x-ratelimit-limit"), String(rpm))
+      })
+    }))
+
   it.effect.skipIf(redisUrl === "")(
     "on Redis: after the server forgets the limits' script (a restart, SCRIPT FLUSH), the next request sends it again and is counted",
     () =>
