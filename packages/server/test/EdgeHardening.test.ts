@@ -83,6 +83,32 @@ layer(testServer(), serverSuite)("the HTTP edge refuses bad input with JSON erro
       }))
   })
 
+  describe("bytes that are not UTF-8", () => {
+    it.effect("are a 400 naming UTF-8, and nothing is written; U+FFFD sent as UTF-8 is a character like any other", () =>
+      Effect.gen(function*() {
+        const headers = { cookie: yield* cookie }
+        const code = `s-${crypto.randomUUID().slice(0, 6)}`
+        const space = (name: Uint8Array) =>
+          http("/api/admin/spaces", {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: Buffer.concat([Buffer.from(`{"code":"${code}","name":"`), name, Buffer.from("\"}")])
+          })
+        // A Latin-1 "é", a lone continuation byte, an over-long "/", a truncated sequence.
+        for (const bytes of [[0xe9], [0x80], [0xc0, 0xaf], [0xe2, 0x82]]) {
+          const refused = yield* space(Uint8Array.from(bytes))
+          assert.strictEqual(refused.status, 400, String(bytes))
+          assert.match(refused.body.error, /UTF-8/)
+        }
+        const admin = yield* adminClient
+        const { spaces } = yield* admin.api.admin.listSpaces()
+        assert.isFalse(spaces.some((s) => s.code === code))
+        const replacement = yield* space(Buffer.from("caf\uFFFD", "utf8"))
+        assert.strictEqual(replacement.status, 201)
+        assert.strictEqual(replacement.body.name, "caf\uFFFD")
+      }))
+  })
+
   describe("media types", () => {
     it.effect("a text/plain, form, multipart or other +json body on a JSON endpoint is a 415 {error}", () =>
       Effect.gen(function*() {

@@ -4,8 +4,9 @@
  * overlays (no copy), with the same services, the same precedence (the
  * second context wins) and the same reference semantics as a copy; an
  * HttpApi security middleware with one scheme answers as before; headers
- * made from a record (every request's) are the same headers. One change is
- * a refusal: a JSON payload spelling a lone UTF-16 surrogate is a 400.
+ * made from a record (every request's) are the same headers. Two changes are
+ * refusals: a JSON payload spelling a lone UTF-16 surrogate, or whose bytes
+ * are not UTF-8, is a 400.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, Redacted, Schema } from "effect"
@@ -190,7 +191,7 @@ const echoHandler = () =>
     { disableLogger: true }
   )
 
-describe("HttpApiBuilder JSON payloads with lone surrogates (patched)", () => {
+describe("HttpApiBuilder JSON payloads with lone surrogates or bytes that are not UTF-8 (patched)", () => {
   it("refuses a lone surrogate in any string, key or element; decodes pairs and escaped backslashes", async () => {
     const { dispose, handler } = echoHandler()
     try {
@@ -214,6 +215,24 @@ describe("HttpApiBuilder JSON payloads with lone surrogates (patched)", () => {
       assert.deepStrictEqual(await post(`{"text":"smile \\ud83d\\ude00"}`), [200, `{"text":"smile \u{1F600}"}`])
       assert.deepStrictEqual(await post(`{"text":"back\\\\ud800slash"}`), [200, `{"text":"back\\\\ud800slash"}`])
       assert.strictEqual((await post(`{"text":1}`))[0], 400)
+    } finally {
+      await dispose()
+    }
+  })
+
+  it("refuses bytes that are not UTF-8, which the decoder would have replaced by U+FFFD; keeps a U+FFFD sent", async () => {
+    const { dispose, handler } = echoHandler()
+    try {
+      const post = async (text: Uint8Array) => {
+        const body = Buffer.concat([Buffer.from(`{"text":"`), text, Buffer.from(`"}`)])
+        const response = await handler(
+          new Request("http://test/echo", { method: "POST", headers: { "content-type": "application/json" }, body })
+        )
+        return [response.status, await response.text()] as const
+      }
+      // A schema error: effect's default answer is a bare 400 (the platform's says what is wrong).
+      assert.strictEqual((await post(Uint8Array.from([0x63, 0xe9])))[0], 400)
+      assert.deepStrictEqual(await post(Buffer.from("c\uFFFD", "utf8")), [200, `{"text":"c\uFFFD"}`])
     } finally {
       await dispose()
     }

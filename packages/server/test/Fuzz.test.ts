@@ -206,6 +206,15 @@ const casesOf = (path: string, method: string, operation: any): ReadonlyArray<Ca
           body: json({ ...example, [name]: "PLACEHOLDER" }).replace("PLACEHOLDER", "a\\ud800b")
         },
         {
+          label: `${name}: bytes not UTF-8`,
+          path: base,
+          contentType: "application/json",
+          body: (() => {
+            const [before, after] = json({ ...example, [name]: "PLACEHOLDER" }).split("PLACEHOLDER")
+            return Buffer.concat([Buffer.from(before), Buffer.from([0x61, 0xe9, 0x62]), Buffer.from(after)])
+          })()
+        },
+        {
           label: `${name}: NUL`,
           path: base,
           contentType: "application/json",

@@ -228,6 +228,23 @@ layer(testServer(), serverSuite)("MCP at /mcp", (it) => {
         const pair = yield* rpc(key, `{"jsonrpc":"2.0","id":"\\ud83d\\ude00","method":"ping"}`)
         assert.strictEqual(pair.status, 200)
         assert.deepStrictEqual(pair.body, { jsonrpc: "2.0", id: "\u{1F600}", result: {} })
+        // Bytes that are not UTF-8 (a Latin-1 "é") are a parse error; U+FFFD sent as UTF-8 is a character.
+        const raw = (id: Buffer) =>
+          http("/mcp", {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              authorization: `Bearer ${key}`
+            },
+            body: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":"`), id, Buffer.from(`","method":"ping"}`)])
+          })
+        const latin1 = yield* raw(Buffer.from([0x63, 0x61, 0x66, 0xe9]))
+        assert.strictEqual(latin1.status, 400)
+        assert.strictEqual(latin1.body.error.code, -32700)
+        assert.match(latin1.body.error.message, /UTF-8/)
+        const replacement = yield* raw(Buffer.from("caf\uFFFD", "utf8"))
+        assert.deepStrictEqual(replacement.body, { jsonrpc: "2.0", id: "caf\uFFFD", result: {} })
         const notRpc = yield* rpc(key, { hello: "world" })
         assert.strictEqual(notRpc.status, 400)
         assert.strictEqual(notRpc.body.error.code, -32600)

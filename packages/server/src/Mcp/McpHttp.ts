@@ -20,10 +20,11 @@ import { Effect, Option, Schema } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { isUtf8 } from "node:buffer"
 import { ServerConfig } from "../Platform/Config.ts"
 import { applyLimitHeaders, exceededMessage } from "../Platform/RateLimits.ts"
 import { CurrentRequestInfo } from "../Platform/RequestInfo.ts"
-import { isWellFormedJson, loneSurrogateMessage } from "../Platform/WellFormedJson.ts"
+import { isWellFormedJson, loneSurrogateMessage, notUtf8Message } from "../Platform/WellFormedJson.ts"
 import { ActionsMcp, defaultProtocolVersion, isProtocolVersion, type ProtocolVersion } from "./ActionsMcp.ts"
 import * as JsonRpc from "./JsonRpc.ts"
 import { McpAuth } from "./McpAuth.ts"
@@ -128,6 +129,9 @@ export const McpHttp = HttpRouter.use(Effect.fnUntraced(function*(router) {
     const body = parsed.value
     if (!isWellFormedJson(text, body)) {
       return refuse(400, JsonRpc.codes.parseError, `Parse error: ${loneSurrogateMessage}`)
+    }
+    if (text.includes("\uFFFD") && !isUtf8(new Uint8Array(yield* Effect.orDie(request.arrayBuffer)))) {
+      return refuse(400, JsonRpc.codes.parseError, `Parse error: ${notUtf8Message}`)
     }
     if (Array.isArray(body) && body.length === 0) {
       return refuse(400, JsonRpc.codes.invalidRequest, "Invalid Request: an empty batch.")

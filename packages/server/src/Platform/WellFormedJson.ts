@@ -29,5 +29,13 @@ const wellFormed = (value: unknown): boolean => {
 export const isWellFormedJson = (text: string, value: unknown): boolean =>
   !surrogateEscape.test(text) || wellFormed(value)
 
+/**
+ * The refusal's wording for a body whose bytes are not UTF-8. A decoder puts
+ * U+FFFD for such bytes, so a body is checked when its text holds one (a
+ * client may send U+FFFD itself); the API's payloads where effect's HttpApi
+ * parses them (patches/effect@4.1.0.patch), `/mcp`'s where it reads them.
+ */
+export const notUtf8Message = "the body must be UTF-8 text; its bytes are not valid UTF-8"
+
 /** The refusal's wording, the same wherever a body is refused for it. */
 export const loneSurrogateMessage = "text must be valid Unicode; a lone UTF-16 surrogate (e.g. \\ud800) is not."
