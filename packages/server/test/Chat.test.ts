@@ -121,6 +121,31 @@ layer(testServer({ CRON_INTERVAL_MS: "500" }), serverSuite)("POST /v1/chat/compl
       assert.strictEqual(unknownSpace.status, 404)
     }))
 
+  it.effect("a chat continues in its own space: naming another space with its chat_id is a 400, its own (code or id) is fine", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { space: other } = yield* spaceWithAgent({ name: "Elsewhere", summary: "Another space's agent" }, w.admin)
+      const { key } = yield* createKey(["chat"], { rate_limit_rpm: 10_000 })
+      const first = yield* sdkChat(key, { message: "hi", space: w.space.code })
+      const chatId = first.info.chat_id
+      const elsewhere = yield* rawChat(key, { message: "and now?", chat_id: chatId, space: other.code })
+      assert.strictEqual(elsewhere.status, 400)
+      const refusal = JSON.parse(elsewhere.text)
+      assert.strictEqual(refusal._tag, "InvalidRequest")
+      assert.match(refusal.error, /another space.*leave out space/)
+      // Nothing was stored for the refused turn.
+      const server = yield* TestServer
+      const keyClient = yield* server.client({ apiKey: key })
+      const before = yield* keyClient.api.chat.history({ params: { chatId } })
+      assert.isFalse(before.messages.some((m) => m.content === "and now?"))
+      for (const own of [w.space.code, w.space.id]) {
+        const again = yield* sdkChat(key, { message: `again by ${own}`, chat_id: chatId, space: own })
+        assert.strictEqual(again.info.chat_id, chatId)
+      }
+      // An unknown space stays a 404, with or without a chat.
+      assert.strictEqual((yield* rawChat(key, { message: "x", chat_id: chatId, space: "nowhere" })).status, 404)
+    }))
+
   it.effect("429 with Retry-After when the key is over its limit", () =>
     Effect.gen(function*() {
       const w = yield* world

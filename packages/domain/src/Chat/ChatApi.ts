@@ -34,7 +34,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .annotate(RateLimitClass, "chat")
       .annotateMerge(doc(
         "Chat with an agent",
-        "The router picks the agent (a mention by name, else the best match of the message against the agents' summaries and knowledge, else the space's primary agent). 404 for an unknown `chat_id` or `space`."
+        "The router picks the agent (a mention by name, else the best match of the message against the agents' summaries and knowledge, else the space's primary agent). 404 for an unknown `chat_id` or `space`; 400 for a `chat_id` with a `space` that is not the chat's (omit `space` to continue a chat)."
       )),
     HttpApiEndpoint.get("history", "/history/:chatId", {
       params: { chatId: Schema.String },

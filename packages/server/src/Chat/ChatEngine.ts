@@ -37,7 +37,10 @@ import type { Opening } from "./TurnAdmission.ts"
 export interface SendInput {
   /** Who is chatting; the tenant, a key's space binding, the key or user recorded on the chat come from here. */
   readonly caller: Principal
-  /** A space code or id; omitted: the key's space, else the tenant's first space. */
+  /**
+   * A space code or id; omitted: the key's space, else the tenant's first
+   * space. With `chatId`, the chat's own space, or omitted.
+   */
   readonly space?: string | undefined
   /** Continue this chat; null or omitted starts one. */
   readonly chatId?: string | null | undefined
@@ -77,10 +80,11 @@ export class ChatEngine extends Context.Service<ChatEngine, {
   /**
    * Starts a turn: 404 (`NotFound`) for an unknown or other tenant's chat, an
    * unknown space, a space outside the key's binding, or a space without
-   * agents. The user's message is being stored when this returns
+   * agents; 400 (`InvalidRequest`) for a chat continued in a space named that
+   * is not its own. The user's message is being stored when this returns
    * (ChatWrites); the turn's events wait for it after `agent_info`.
    */
-  readonly send: (input: SendInput) => Effect.Effect<ChatTurn, Errors.NotFound | SqlError>
+  readonly send: (input: SendInput) => Effect.Effect<ChatTurn, Errors.NotFound | Errors.InvalidRequest | SqlError>
 }>()("@agent-platform/server/Chat/ChatEngine") {
   /** Needs ChatRepo, ChatWrites, Router, Retrieval, ChatActions and LanguageModel. */
   static readonly layer = Layer.effect(
@@ -138,6 +142,13 @@ export class ChatEngine extends Context.Service<ChatEngine, {
             )
           }
           spaceId = chat.space_id
+          // A chat stays in its space: naming another is a mistake to say, not to carry on past.
+          if (input.space !== undefined && (yield* resolveSpace(tenantId, bound, input.space)) !== spaceId) {
+            return yield* new Errors.InvalidRequest({
+              error:
+                `chat ${chatId} is in another space than ${input.space}: leave out space to continue it, or chat_id to start a chat in ${input.space}`
+            })
+          }
         } else {
           spaceId = yield* resolveSpace(tenantId, bound, input.space)
         }
