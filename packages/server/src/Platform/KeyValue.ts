@@ -52,11 +52,17 @@ export const makeRedisStore = (redis: Redis.Redis["Service"], prefix: string): K
 /**
  * The Redis connection of `REDIS_URL`, one per process: a single layer value,
  * so every feature that provides it shares the same connection pool.
+ *
+ * While the connection is down (the client reconnects by itself), a command
+ * fails at once instead of waiting in node-redis's offline queue: every `/v1`
+ * request checks its rate limits in Redis, and would otherwise wait for Redis
+ * to come back. The rate limits then allow (RateLimits.ts) and `/health` says
+ * degraded.
  */
 export const RedisLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* ServerConfig
   if (Option.isNone(config.redisUrl)) return yield* Effect.die(new Error("RedisLive is used without REDIS_URL"))
-  return NodeRedis.layer({ url: Redacted.value(config.redisUrl.value) })
+  return NodeRedis.layer({ url: Redacted.value(config.redisUrl.value), disableOfflineQueue: true })
 }))
 
 /** Chooses the KeyValueStore backend from the configuration. */

@@ -15,7 +15,7 @@
  * only grows, so that answer cannot change — and a 429 costs no round trip.
  */
 import { type RateLimitClass, rateLimitPerMinute } from "@agent-platform/domain"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import { createHash } from "node:crypto"
 import { ServerConfig } from "./Config.ts"
@@ -178,6 +178,14 @@ const replyWidth = 5
 /** Requests checked in one script at most: a batch's run time on Redis stays short (~0.1 ms). */
 const maxWindowsBatch = 64
 
+/** How long a batch waits for Redis; then its requests are allowed (a store that does not answer is a failed one). */
+const storeTimeout = Duration.seconds(1)
+
+const timedOut = () =>
+  Effect.fail(
+    new Redis.RedisError({ cause: new Error(`no answer within ${Duration.format(storeTimeout)}; check REDIS_URL`) })
+  )
+
 /** A request waiting for the next batch: its windows, and how to resume its fiber. */
 interface Waiting {
   readonly windows: WindowsRequest
@@ -227,12 +235,17 @@ const makeRedisWindows = Effect.fnUntraced(function*(redis: Redis.Redis["Service
       byKey: { count: Number(reply[at + 3]), ttlMs: Number(reply[at + 4]) }
     }
   }
-  // A failure is the store's, not a request's: the whole batch fails, and each request is allowed by its caller.
+  // A failure is the store's, not a request's: said once for the batch, whose requests are allowed by their caller.
   const send = (waiting: ReadonlyArray<Waiting>) =>
-    runFork(Effect.matchCause(script(waiting), {
-      onFailure: (cause) => waiting.forEach((w) => w.resume(Effect.failCause(cause))),
-      onSuccess: (reply) => waiting.forEach((w, i) => w.resume(Effect.succeed(answer(reply, i))))
-    }))
+    runFork(
+      Effect.matchCauseEffect(Effect.timeoutOrElse(script(waiting), { duration: storeTimeout, orElse: timedOut }), {
+        onFailure: (cause) =>
+          Effect.logWarning(`rate limits: Redis failed; ${waiting.length} request(s) allowed uncounted`, cause).pipe(
+            Effect.andThen(Effect.sync(() => waiting.forEach((w) => w.resume(Effect.failCause(cause)))))
+          ),
+        onSuccess: (reply) => Effect.sync(() => waiting.forEach((w, i) => w.resume(Effect.succeed(answer(reply, i)))))
+      })
+    )
   let pending: Array<Waiting> = []
   const flush = () => {
     const waiting = pending
@@ -368,16 +381,14 @@ export class RateLimits extends Context.Service<RateLimits, {
         if (checkWindows._tag === "Local") return decide(request, checkWindows.check(request))
         return checkWindows.check(request).pipe(
           Effect.map((result) => decide(request, result)),
-          // A store failure must not take the API down: allow, and say so in the logs.
-          Effect.catch((error) =>
-            Effect.logWarning("rate limiter store failed; request allowed", error).pipe(
-              Effect.as<RateLimitOutcome>({
-                allowed: true,
-                limit: options.keyRpm,
-                remaining: options.keyRpm,
-                resetSeconds: 60
-              })
-            )
+          // A store failure must not take the API down: allow (the store said so in the logs).
+          Effect.catch(() =>
+            Effect.succeed<RateLimitOutcome>({
+              allowed: true,
+              limit: options.keyRpm,
+              remaining: options.keyRpm,
+              resetSeconds: 60
+            })
           )
         )
       }

@@ -1,0 +1,141 @@
+/**
+ * Redis going away must not take the API down: while the service's Redis is
+ * unreachable, requests are answered at once — rate limits allow, with the
+ * whole quota in their headers (and a warning in the log), `/health` says
+ * degraded —, a Redis that does not answer holds a request up for a second
+ * at most, and once Redis is back, counting resumes. The service runs against
+ * a Redis server of this test's own (stopped and started again), so the
+ * shared one never goes down; skipped where `redis-server` is not installed.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { createClient } from "redis"
+import { freePort } from "./ServiceProcess.ts"
+import { bearer, createKey, layer as testServer, serverSuite, TestServer } from "./TestServer.ts"
+
+const installed = spawnSync("redis-server", ["--version"]).status === 0
+
+/** A Redis server of this test's own on `port`, answering PING once it is up. */
+const startRedis = (port: number) =>
+  Effect.promise(() =>
+    new Promise<ChildProcess>((resolve, reject) => {
+      const child = spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        { stdio: ["ignore", "pipe", "inherit"] }
+      )
+      let output = ""
+      child.stdout!.on("data", (chunk: Buffer) => {
+        output += chunk.toString()
+        if (output.includes("Ready to accept connections")) resolve(child)
+      })
+      child.once("exit", (code) => reject(new Error(`redis-server exited (${code}): ${output}`)))
+    })
+  )
+
+const stopRedis = (child: ChildProcess) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve()
+      child.once("exit", () => resolve())
+      child.kill("SIGKILL")
+    })
+  )
+
+/** The private Redis: its port, and its process (replaced when it is started again). */
+interface PrivateRedisShape {
+  readonly port: number
+  readonly url: string
+  child: ChildProcess
+}
+
+class PrivateRedis extends Context.Service<PrivateRedis, PrivateRedisShape>()("test/PrivateRedis") {}
+
+/** The private Redis (stopped when the suite ends), and the service under test using it. */
+const suite = Layer.unwrap(Effect.gen(function*() {
+  const port = yield* Effect.promise(freePort)
+  const redis = yield* Effect.acquireRelease(
+    Effect.map(startRedis(port), (child): PrivateRedisShape => ({ port, url: `redis://127.0.0.1:${port}`, child })),
+    (redis) => stopRedis(redis.child)
+  )
+  return Layer.merge(
+    Layer.succeed(PrivateRedis, redis),
+    testServer({ REDIS_URL: redis.url, REDIS_PREFIX: "outage-test:" })
+  )
+}))
+
+/** GET /v1/agents with `key`, given up after 5 s (a request waiting for Redis would never answer). */
+const agents = (key: string) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    return yield* Effect.promise(() =>
+      fetch(`${server.baseUrl}/v1/agents`, { headers: bearer(key), signal: AbortSignal.timeout(5_000) }).then(
+        async (response) => {
+          await response.arrayBuffer()
+          return { status: response.status, remaining: response.headers.get("x-ratelimit-remaining") }
+        },
+        (error) => ({ status: 0, remaining: String(error) })
+      )
+    )
+  })
+
+/** Asks `probe` every 100 ms until `done`, for up to 15 s. */
+const until = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 15_000
+    for (;;) {
+      const result = yield* probe
+      if (done(result)) return result
+      if (Date.now() > deadline) return assert.fail(`${what} never happened; last: ${JSON.stringify(result)}`)
+      yield* Effect.sleep("100 millis")
+    }
+  })
+
+const health = Effect.gen(function*() {
+  const server = yield* TestServer
+  return yield* Effect.promise(() =>
+    fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(5_000) }).then(
+      async (response) => ({ status: response.status, body: (await response.json()) as any }),
+      (error) => ({ status: 0, body: String(error) })
+    )
+  )
+})
+
+describe.skipIf(!installed)("Redis outage (needs redis-server)", () => {
+  layer(suite, serverSuite)("when Redis goes away", (it) => {
+    it.effect(
+      "requests are still answered at once (limits allow, with the whole quota), /health is degraded, and counting resumes when Redis is back",
+      () =>
+        Effect.gen(function*() {
+          const redis = yield* PrivateRedis
+          const { key } = yield* createKey(["agents"], { rate_limit_rpm: 5 })
+          const counted = yield* agents(key)
+          assert.deepStrictEqual(counted, { status: 200, remaining: "4" })
+
+          // A Redis that does not answer (paused for 3 s): after a second the request is allowed, not left waiting.
+          yield* Effect.promise(async () => {
+            const client = createClient({ url: redis.url })
+            await client.connect()
+            await client.sendCommand(["CLIENT", "PAUSE", "3000", "ALL"])
+            await client.close()
+          })
+          assert.deepStrictEqual(yield* agents(key), { status: 200, remaining: "5" })
+
+          yield* stopRedis(redis.child)
+          // Every request is answered while Redis is away, concurrent ones too: allowed, uncounted.
+          const during = yield* Effect.all(Array.from({ length: 8 }, () => agents(key)), { concurrency: "unbounded" })
+          for (const answer of during) assert.deepStrictEqual(answer, { status: 200, remaining: "5" })
+          const degraded = yield* until(health, ({ status }) => status === 503, "GET /health degraded")
+          assert.strictEqual(degraded.body.checks.kv, "degraded")
+
+          redis.child = yield* startRedis(redis.port)
+          // The client reconnects by itself; the new Redis is empty, so the key's window starts over.
+          yield* until(agents(key), ({ remaining }) => remaining === "4", "counting in Redis again")
+          assert.deepStrictEqual(yield* agents(key), { status: 200, remaining: "3" })
+          yield* until(health, ({ status }) => status === 200, "GET /health ok again")
+        }),
+      60_000
+    )
+  })
+})
