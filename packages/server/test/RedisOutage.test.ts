@@ -11,6 +11,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { createClient } from "redis"
+import { eventually } from "./Eventually.ts"
 import { freePort } from "./ServiceProcess.ts"
 import { bearer, createKey, layer as testServer, serverSuite, TestServer } from "./TestServer.ts"
 
@@ -80,18 +81,6 @@ const agents = (key: string) =>
     )
   })
 
-/** Asks `probe` every 100 ms until `done`, for up to 15 s. */
-const until = <A, E, R>(probe: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 15_000
-    for (;;) {
-      const result = yield* probe
-      if (done(result)) return result
-      if (Date.now() > deadline) return assert.fail(`${what} never happened; last: ${JSON.stringify(result)}`)
-      yield* Effect.sleep("100 millis")
-    }
-  })
-
 const health = Effect.gen(function*() {
   const server = yield* TestServer
   return yield* Effect.promise(() =>
@@ -126,14 +115,14 @@ describe.skipIf(!installed)("Redis outage (needs redis-server)", () => {
           // Every request is answered while Redis is away, concurrent ones too: allowed, uncounted.
           const during = yield* Effect.all(Array.from({ length: 8 }, () => agents(key)), { concurrency: "unbounded" })
           for (const answer of during) assert.deepStrictEqual(answer, { status: 200, remaining: "5" })
-          const degraded = yield* until(health, ({ status }) => status === 503, "GET /health degraded")
+          const degraded = yield* eventually(health, ({ status }) => status === 503)
           assert.strictEqual(degraded.body.checks.kv, "degraded")
 
           redis.child = yield* startRedis(redis.port)
           // The client reconnects by itself; the new Redis is empty, so the key's window starts over.
-          yield* until(agents(key), ({ remaining }) => remaining === "4", "counting in Redis again")
+          yield* eventually(agents(key), ({ remaining }) => remaining === "4")
           assert.deepStrictEqual(yield* agents(key), { status: 200, remaining: "3" })
-          yield* until(health, ({ status }) => status === 200, "GET /health ok again")
+          yield* eventually(health, ({ status }) => status === 200)
         }),
       60_000
     )

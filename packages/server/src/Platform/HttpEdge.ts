@@ -144,6 +144,21 @@ const isUnstorableText = (error: unknown): boolean => {
  */
 const isVanishedReference = (error: unknown): boolean => sqlStateOf(error) === "23503"
 
+/**
+ * The database cannot be reached (a connection refused, dropped or timed out:
+ * the driver's `ConnectionError`), or is shutting down or starting (SQLSTATE
+ * 57P01–57P03): a 503 to retry, not a 500 to report.
+ */
+const isDatabaseUnavailable = (error: unknown): boolean => {
+  const sql = error as { readonly _tag?: string; readonly reason?: { readonly _tag?: string } } | undefined
+  if (sql?._tag !== "SqlError") return false
+  const state = sqlStateOf(error)
+  return sql.reason?._tag === "ConnectionError" || state === "57P01" || state === "57P02" || state === "57P03"
+}
+
+/** Seconds a caller is told to wait before retrying while the database is unavailable. */
+const databaseRetryAfterSeconds = 5
+
 const partLabel: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
   Body: "response body",
   Headers: "header",
@@ -242,6 +257,23 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
     }
   }
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+  if (cause.reasons.some((reason) => Cause.isDieReason(reason) && isDatabaseUnavailable(reason.defect))) {
+    return Effect.logError(
+      "the database is unavailable; request answered 503 (check DATABASE_URL and the server)",
+      cause
+    )
+      .pipe(
+        Effect.as(errorResponse(
+          path,
+          503,
+          new Errors.ServiceUnavailable({
+            error:
+              `The database is unavailable (request ${requestId}); retry in ${databaseRetryAfterSeconds} seconds. If it persists, tell the operator.`
+          }),
+          { "retry-after": String(databaseRetryAfterSeconds) }
+        ))
+      )
+  }
   return Effect.logError("Unhandled error while serving a request", cause).pipe(
     Effect.as(errorResponse(
       path,
