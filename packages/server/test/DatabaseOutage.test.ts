@@ -4,19 +4,22 @@
  * reach its database, what needs the database answers 503 `ServiceUnavailable`
  * with `Retry-After` and a message saying so — not a 500 "report this" —,
  * `/health` says degraded, and once the database is back the service serves
- * again without a restart. The service reaches PostgreSQL through a TCP relay
+ * again without a restart, its workers included. The service reaches PostgreSQL through a TCP relay
  * of this test's own, which the test cuts and restores, so the shared server
  * never goes down. Only on the real PostgreSQL (TEST_DATABASE_URL).
  */
+import * as Sdk from "@agent-platform/sdk"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { connect, createServer, type Server, type Socket } from "node:net"
 import { layerPostgres } from "../src/Platform/Database.ts"
+import { spaceWithAgent } from "./Catalog.ts"
 import { eventually } from "./Eventually.ts"
 import {
   adminClient,
   bearer,
   createKey,
+  keyClient,
   layer as testServer,
   postgresCopy,
   serverSuite,
@@ -122,6 +125,17 @@ describe.skipIf(postgresUrl === "")("PostgreSQL outage (needs TEST_DATABASE_URL)
           yield* relay.restore
           yield* eventually(get("/api/admin/users", cookie), ({ status }) => status === 200)
           yield* eventually(get("/health", cookie), ({ status }) => status === 200)
+          // The workers lived through it: a document uploaded now is processed.
+          const { agent } = yield* spaceWithAgent({ name: "After", summary: "Asked after the outage" })
+          const { key: files } = yield* createKey(["files"])
+          const client = yield* keyClient(files)
+          const accepted = yield* client.api.knowledge.ingest({
+            payload: { agent_id: agent.id, filename: "after.md", content: "The database came back." }
+          })
+          const ready = yield* Sdk.waitUntilReady(client, { agentId: agent.id, fileId: accepted.file_id }, {
+            timeout: "30 seconds"
+          })
+          assert.strictEqual(ready.status, "ready")
         }),
       90_000
     )
