@@ -31,6 +31,16 @@ JSON
 npm install --no-audit --no-fund --loglevel=error "$work"/agent-platform-domain-*.tgz "$work"/agent-platform-sdk-*.tgz \
   "typescript@$typescript" "@types/node@20" >/dev/null
 
+# One effect for the project and both packages: two copies' schemas and services do not mix (a pinned
+# effect once got a copy of its own beside the one a newer @effect/platform-node wanted).
+copies="$(find node_modules -path '*/node_modules/effect/package.json' | sort)"
+if [ "$(printf '%s\n' "$copies" | wc -l)" != 1 ]; then
+  echo "the consumer holds more than one copy of effect; make every effect dependency a compatible range:" >&2
+  printf '%s\n' "$copies" >&2
+  exit 1
+fi
+echo "one copy of effect: $(node -p "require('./node_modules/effect/package.json').version")"
+
 # TypeScript with the strict defaults, no skipLibCheck: every .d.ts shipped must typecheck.
 cat > consumer.ts <<'TS'
 import { ApiError, chat, ConnectionError, DownloadBrokenError, fetchDownload, make, makePromiseClient, PlatformApi, type PromiseClient, roomEvents, RoomEventsBrokenError } from "@agent-platform/sdk"
