@@ -175,7 +175,7 @@ const checkWindowsSha = createHash("sha1").update(checkWindowsLua).digest("hex")
 /** The numbers the script returns for each request. */
 const replyWidth = 5
 
-/** Requests checked in one script at most: a batch's run time on Redis stays short (~0.1 ms). */
+/** Requests checked in one script at most: a batch holds Redis up for well under a millisecond (~6 µs each). */
 const maxWindowsBatch = 64
 
 /** How long a batch waits for Redis; then its requests are allowed (a store that does not answer is a failed one). */
