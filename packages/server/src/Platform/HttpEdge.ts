@@ -258,21 +258,13 @@ const recover = (request: HttpServerRequest.HttpServerRequest, requestId: string
   }
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
   if (cause.reasons.some((reason) => Cause.isDieReason(reason) && isDatabaseUnavailable(reason.defect))) {
-    return Effect.logError(
-      "the database is unavailable; request answered 503 (check DATABASE_URL and the server)",
-      cause
+    const unavailable = new Errors.ServiceUnavailable({
+      error:
+        `The database is unavailable (request ${requestId}); retry in ${databaseRetryAfterSeconds} seconds. If it persists, tell the operator.`
+    })
+    return Effect.logError("the database is unavailable; answered 503 (check DATABASE_URL and the server)", cause).pipe(
+      Effect.as(errorResponse(path, 503, unavailable, { "retry-after": String(databaseRetryAfterSeconds) }))
     )
-      .pipe(
-        Effect.as(errorResponse(
-          path,
-          503,
-          new Errors.ServiceUnavailable({
-            error:
-              `The database is unavailable (request ${requestId}); retry in ${databaseRetryAfterSeconds} seconds. If it persists, tell the operator.`
-          }),
-          { "retry-after": String(databaseRetryAfterSeconds) }
-        ))
-      )
   }
   return Effect.logError("Unhandled error while serving a request", cause).pipe(
     Effect.as(errorResponse(

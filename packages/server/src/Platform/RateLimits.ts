@@ -288,6 +288,8 @@ const makeWindowNames = () => {
     }
     let names = classes[limitClass]
     if (names === undefined) {
+      // The braces were a Redis Cluster hash tag, when a script touched one key's windows only; kept so that
+      // replicas of this release and the one before count in the same windows during a rolling upgrade.
       const keyKey = `{${keyId}}`
       names = { keyKey, classKey: `${keyKey}:${limitClass}` }
       classes[limitClass] = names
